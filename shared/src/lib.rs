@@ -1,0 +1,7 @@
+//! matchfarm's vocabulary, shared by every other crate: the fault taxonomy, job/result messages
+//! and their wire form, the schedule, MANIFEST/identity hashing, Bradley–Terry ratings and report
+//! rendering. Pure: no processes, no sockets, no clocks.
+
+pub mod fault;
+
+pub use fault::{Fault, FaultKind};
