@@ -1,0 +1,129 @@
+//! The one wire form of farm messages: a format version byte, the bincode 2 (serde) body, and an
+//! HMAC-SHA256 tag under the farm key over both. bincode is pinned to 2.0.x and unmaintained
+//! (RUSTSEC-2025-0141), so it is used here and nowhere else; swapping it means a new version byte.
+
+use hmac::{Hmac, Mac};
+use serde::{de::DeserializeOwned, Serialize};
+use sha2::Sha256;
+
+/// The current wire format: version byte 1 = bincode 2 standard config + HMAC-SHA256 trailer.
+pub const WIRE_VERSION: u8 = 1;
+const TAG_LEN: usize = 32;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Why a message was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CodecError {
+    #[error("message too short ({0} bytes) to be a farm message")]
+    Short(usize),
+    #[error("message has wire version {found}; this build speaks {WIRE_VERSION}")]
+    Version { found: u8 },
+    #[error("message signature does not verify (forged, corrupted or signed with another farm key)")]
+    BadSignature,
+    #[error("message body does not decode: {0}")]
+    Body(String),
+    #[error("message could not be encoded: {0}")]
+    Encode(String),
+}
+
+/// The shared farm key (HMAC key). Never handed to a bot process.
+#[derive(Clone)]
+pub struct FarmKey(Vec<u8>);
+
+impl FarmKey {
+    pub fn new(bytes: impl Into<Vec<u8>>) -> FarmKey {
+        FarmKey(bytes.into())
+    }
+
+    fn mac(&self) -> HmacSha256 {
+        // HMAC accepts keys of any length.
+        HmacSha256::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!("hmac takes any key"))
+    }
+}
+
+impl std::fmt::Debug for FarmKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FarmKey(<redacted>)")
+    }
+}
+
+/// Encode and sign a message.
+pub fn encode<T: Serialize>(msg: &T, key: &FarmKey) -> Result<Vec<u8>, CodecError> {
+    let mut out = vec![WIRE_VERSION];
+    let body = bincode::serde::encode_to_vec(msg, bincode::config::standard())
+        .map_err(|e| CodecError::Encode(e.to_string()))?;
+    out.extend_from_slice(&body);
+    let mut mac = key.mac();
+    mac.update(&out);
+    out.extend_from_slice(&mac.finalize().into_bytes());
+    Ok(out)
+}
+
+/// Check the version and signature, then decode.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, CodecError> {
+    if bytes.len() < 1 + TAG_LEN {
+        return Err(CodecError::Short(bytes.len()));
+    }
+    if bytes[0] != WIRE_VERSION {
+        return Err(CodecError::Version { found: bytes[0] });
+    }
+    let (signed, tag) = bytes.split_at(bytes.len() - TAG_LEN);
+    let mut mac = key.mac();
+    mac.update(signed);
+    mac.verify_slice(tag).map_err(|_| CodecError::BadSignature)?;
+    let (msg, used) =
+        bincode::serde::decode_from_slice::<T, _>(&signed[1..], bincode::config::standard())
+            .map_err(|e| CodecError::Body(e.to_string()))?;
+    if used != signed.len() - 1 {
+        return Err(CodecError::Body(format!(
+            "{} trailing bytes after the message",
+            signed.len() - 1 - used
+        )));
+    }
+    Ok(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::{Job, ProgramRef, SeatSpec};
+
+    fn job() -> Job {
+        Job {
+            tournament: "t1".into(),
+            number: 7,
+            referee_version: "v".into(),
+            manifest_digest: "d".into(),
+            size: 2,
+            seed: 42,
+            seats: vec![SeatSpec {
+                name: "A".into(),
+                program: ProgramRef {
+                    sha256: "ab".into(),
+                    file_name: "a.cpp".into(),
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips_and_rejects_tampering() {
+        let key = FarmKey::new(b"secret".to_vec());
+        let bytes = encode(&job(), &key).unwrap();
+        assert_eq!(decode::<Job>(&bytes, &key).unwrap(), job());
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 1;
+            assert!(decode::<Job>(&b, &key).is_err(), "flip at {i} accepted");
+        }
+        assert_eq!(
+            decode::<Job>(&bytes, &FarmKey::new(b"other".to_vec())),
+            Err(CodecError::BadSignature)
+        );
+        assert!(matches!(
+            decode::<Job>(b"garbage", &key),
+            Err(CodecError::Short(_))
+        ));
+    }
+}

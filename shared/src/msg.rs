@@ -1,0 +1,78 @@
+//! The farm's job and result messages: what a coordinator asks a worker to play and what comes
+//! back. Jobs carry hashes, not trust: programs are named by sha256 and fetched and re-hashed by
+//! the worker. The wire form (versioned, signed) lives in [`crate::codec`].
+
+use serde::{Deserialize, Serialize};
+
+/// A program a seat runs, named by the sha256 of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramRef {
+    /// sha256 (hex) of the program's bytes (a `.cpp` source or an executable).
+    pub sha256: String,
+    /// The file name the operator gave (kept for messages and to know a `.cpp` from a binary).
+    pub file_name: String,
+}
+
+impl ProgramRef {
+    /// True when the program is a C++ source the worker must compile.
+    pub fn is_source(&self) -> bool {
+        self.file_name.to_ascii_lowercase().ends_with(".cpp")
+    }
+}
+
+/// One seat of a match: the bot's name and its program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatSpec {
+    pub name: String,
+    pub program: ProgramRef,
+}
+
+/// One match to play. Identified by its schedule number within a tournament.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    /// The tournament this job belongs to (results of other tournaments are dropped).
+    pub tournament: String,
+    /// 1-based schedule number.
+    pub number: u64,
+    /// The game's referee version the worker must run exactly.
+    pub referee_version: String,
+    /// sha256 over the referee package's MANIFEST (what the worker must be able to satisfy).
+    pub manifest_digest: String,
+    pub size: u32,
+    pub seed: u64,
+    pub seats: Vec<SeatSpec>,
+}
+
+/// Why a job produced no result (infrastructure, never a bot's fault).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobFailure {
+    /// The worker cannot run this referee version / manifest.
+    Unsupported(String),
+    /// An artifact was missing or did not match its hash.
+    Artifact(String),
+    /// Anything else on the worker's side (I/O, sandbox set-up...).
+    Infrastructure(String),
+}
+
+impl std::fmt::Display for JobFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobFailure::Unsupported(s) => write!(f, "unsupported: {s}"),
+            JobFailure::Artifact(s) => write!(f, "artifact: {s}"),
+            JobFailure::Infrastructure(s) => write!(f, "infrastructure: {s}"),
+        }
+    }
+}
+
+/// What a worker sends back for a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobReport {
+    pub tournament: String,
+    pub number: u64,
+    /// Which worker played it (host/id), for the operator.
+    pub worker: String,
+    /// Seconds the worker spent on the match.
+    pub seconds: f64,
+    /// The verified replay (JSON text), or why there is none.
+    pub outcome: Result<String, JobFailure>,
+}
