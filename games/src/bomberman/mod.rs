@@ -1,0 +1,23 @@
+//! Bomberman (rules v0.5-public-state): parameters, maps, the turn state machine, the bot text
+//! protocol, exact scoring, and replays with their verification, viewer data and text inspection.
+
+pub mod action;
+pub mod events;
+pub mod game;
+pub mod map;
+pub mod mapgen;
+pub mod outcome;
+pub mod params;
+pub mod rng;
+pub mod text;
+
+pub use action::{parse_answer, Action, AnswerError, Input, Move, MAX_ANSWER_BYTES};
+pub use events::{BombFailure, DeathCause, Event};
+pub use game::{Bomb, FlameSource, Game, GameError};
+pub use map::{parse_map, Map, MapError, Tile};
+pub use mapgen::{check_constraints, generate_map, spawn_ring};
+pub use outcome::Outcome;
+pub use params::{Params, ParamsError, MAX_PLAYERS, MIN_PLAYERS};
+
+/// The rules version this engine implements; stored in every replay and result.
+pub const VERSION: &str = "matchfarm-bomberman/0.5-public-state";
