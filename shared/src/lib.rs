@@ -2,11 +2,13 @@
 //! and their wire form, the schedule, MANIFEST/identity hashing, Bradley–Terry ratings and report
 //! rendering. Pure: no processes, no sockets, no clocks.
 
+pub mod bt;
 pub mod codec;
 pub mod fault;
 pub mod msg;
 pub mod ordmap;
 pub mod pyrandom;
+pub mod results;
 pub mod schedule;
 
 pub use fault::{Fault, FaultKind};
