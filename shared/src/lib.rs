@@ -5,6 +5,7 @@
 pub mod bt;
 pub mod codec;
 pub mod fault;
+pub mod manifest;
 pub mod msg;
 pub mod ordmap;
 pub mod pyrandom;

@@ -39,7 +39,7 @@ impl StrMap {
     }
 
     /// Iterates over `(key, value)` in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 

@@ -1,0 +1,133 @@
+//! Referee-package manifests (`MANIFEST.json`: relative path -> sha256 of the file's bytes):
+//! hashing, parsing, the check that a listed path stays inside the workspace, building one from
+//! files, and comparing a file against its entry. Reading the files is the caller's job.
+
+use crate::ordmap::StrMap;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+/// Why a manifest or one of its entries was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ManifestError {
+    #[error("MANIFEST.json is not a JSON object of path -> sha256 strings: {0}")]
+    Parse(String),
+    #[error("invalid manifest path {path:?}: {why}")]
+    Path { path: String, why: &'static str },
+    #[error("manifest entry {path:?}: {digest:?} is not a sha256 hex digest")]
+    Digest { path: String, digest: String },
+    #[error("referee package modified: {path} (manifest sha256 {expected}, file sha256 {actual})")]
+    Modified {
+        path: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("file {0:?} is listed twice")]
+    Duplicate(String),
+}
+
+/// Lower-case hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Checks that a manifest path is relative, `/`-separated and stays inside the workspace:
+/// no absolute or drive paths, no `..` or `.` components, no empty components, no
+/// backslashes or control characters.
+pub fn check_path(path: &str) -> Result<(), ManifestError> {
+    let bad = |why| {
+        Err(ManifestError::Path {
+            path: path.to_string(),
+            why,
+        })
+    };
+    if path.is_empty() {
+        return bad("empty path");
+    }
+    if path.starts_with('/') {
+        return bad("absolute path");
+    }
+    let b = path.as_bytes();
+    if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+        return bad("drive-qualified path");
+    }
+    if path.contains('\\') {
+        return bad("backslash in path (use '/')");
+    }
+    if path.chars().any(char::is_control) {
+        return bad("control character in path");
+    }
+    for part in path.split('/') {
+        match part {
+            "" => return bad("empty path component"),
+            "." => return bad("'.' component"),
+            ".." => return bad("'..' component escapes the workspace"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
+/// Parses `MANIFEST.json`, checking every path and digest; entries keep the file's order.
+pub fn parse(text: &str) -> Result<StrMap, ManifestError> {
+    let map: StrMap =
+        serde_json::from_str(text).map_err(|e| ManifestError::Parse(e.to_string()))?;
+    for (path, digest) in map.iter() {
+        check_path(path)?;
+        if !is_sha256_hex(digest) {
+            return Err(ManifestError::Digest {
+                path: path.to_string(),
+                digest: digest.to_string(),
+            });
+        }
+    }
+    Ok(map)
+}
+
+/// Compares a file's bytes with its manifest digest.
+pub fn verify_file(path: &str, expected: &str, bytes: &[u8]) -> Result<(), ManifestError> {
+    let actual = sha256_hex(bytes);
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(ManifestError::Modified {
+            path: path.to_string(),
+            expected: expected.to_string(),
+            actual,
+        })
+    }
+}
+
+/// Builds a manifest from `(relative path, bytes)` pairs, sorted case-insensitively by path
+/// (ties by exact path), as the bundled referee packages list their files.
+pub fn build<'a, I>(files: I) -> Result<StrMap, ManifestError>
+where
+    I: IntoIterator<Item = (&'a str, &'a [u8])>,
+{
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for (path, bytes) in files {
+        check_path(path)?;
+        entries.push((path.to_string(), sha256_hex(bytes)));
+    }
+    entries.sort_by(|a, b| {
+        a.0.to_lowercase()
+            .cmp(&b.0.to_lowercase())
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(ManifestError::Duplicate(w[0].0.clone()));
+    }
+    Ok(StrMap(entries))
+}
+
+/// `MANIFEST.json` text for a manifest: pretty-printed with two-space indentation.
+pub fn to_json(manifest: &StrMap) -> String {
+    let mut s = serde_json::to_string_pretty(manifest).unwrap_or_default();
+    s.push('\n');
+    s
+}
