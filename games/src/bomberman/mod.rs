@@ -10,6 +10,7 @@ pub mod outcome;
 pub mod params;
 pub mod rng;
 pub mod text;
+pub mod viewer;
 
 pub use action::{parse_answer, Action, AnswerError, Input, Move, MAX_ANSWER_BYTES};
 pub use events::{BombFailure, DeathCause, Event};
