@@ -9,6 +9,7 @@ pub mod manifest;
 pub mod msg;
 pub mod ordmap;
 pub mod pyrandom;
+pub mod report;
 pub mod results;
 pub mod schedule;
 
