@@ -29,8 +29,8 @@ pub fn spawn_ring(side: usize) -> Vec<(u16, u16)> {
     let mut ring = Vec::new();
     ring.extend((1..=hi).step_by(2).map(|x| (x, 1)));
     ring.extend((3..=hi).step_by(2).map(|y| (hi, y)));
-    ring.extend((1..hi).rev().step_by(2).map(|x| (x, hi)));
-    ring.extend((3..hi).rev().step_by(2).map(|y| (1, y)));
+    ring.extend((1..=hi - 2).rev().step_by(2).map(|x| (x, hi)));
+    ring.extend((3..=hi - 2).rev().step_by(2).map(|y| (1, y)));
     ring.into_iter()
         .map(|(x, y)| (x as u16, y as u16))
         .collect()

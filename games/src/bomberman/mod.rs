@@ -8,6 +8,7 @@ pub mod map;
 pub mod mapgen;
 pub mod outcome;
 pub mod params;
+pub mod replay;
 pub mod rng;
 pub mod text;
 pub mod viewer;

@@ -63,8 +63,7 @@ mod tests {
         let v = serde_json::json!({"a": "</script>&\u{2028}\u{2029}"});
         let s = script_safe_json(&v);
         assert_eq!(
-            s,
-            r#"{"a":"\u003c/script\u003e\u0026\u2028\u2029"}"#,
+            s, r#"{"a":"\u003c/script\u003e\u0026\u2028\u2029"}"#,
             "escaped form"
         );
         let back: serde_json::Value = serde_json::from_str(&s).unwrap();

@@ -1,0 +1,328 @@
+//! Replay verification: re-generate the map, re-simulate every turn against its recorded state
+//! digest, re-derive the result field by field, and check the content digest, with an error that
+//! names exactly what differs and where.
+
+use serde_json::Value;
+use thiserror::Error;
+
+use super::{build_result, MapSource, Replay, TurnRecord, REPLAY_FORMAT};
+use crate::bomberman::action::{Action, Input};
+use crate::bomberman::game::Game;
+use crate::bomberman::map::Map;
+use crate::bomberman::mapgen::generate_map;
+use crate::bomberman::params::Params;
+use crate::bomberman::VERSION;
+
+/// Why a replay document was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum VerifyError {
+    #[error("the replay is truncated: the JSON ends early at line {line}, column {column}")]
+    Truncated { line: usize, column: usize },
+    #[error("the replay is not valid JSON at line {line}, column {column}: {reason}")]
+    NotJson {
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+    #[error("this is not a Bomberman replay: format is {found}, expected {expected:?}")]
+    WrongFormat {
+        found: String,
+        expected: &'static str,
+    },
+    #[error("replay version {found} cannot be checked by this engine, which is {expected:?}")]
+    WrongVersion {
+        found: String,
+        expected: &'static str,
+    },
+    #[error("the replay does not have the expected fields: {reason}")]
+    Malformed { reason: String },
+    #[error("the replay is inconsistent: {what}")]
+    Inconsistent { what: String },
+    #[error("params.{field} is {stored} but {players} players on this map need {expected}")]
+    ParamsDiffer {
+        field: &'static str,
+        stored: String,
+        expected: String,
+        players: usize,
+    },
+    #[error("the stored map is not a valid board: {reason}")]
+    BadMap { reason: String },
+    #[error(
+        "the stored map differs from the one seed {seed} generates for {players} players: {detail}"
+    )]
+    MapDiffers {
+        seed: u64,
+        players: usize,
+        detail: String,
+    },
+    #[error("turn {turn}: {reason}")]
+    BadTurn { turn: usize, reason: String },
+    #[error("turn {turn} is the first whose state differs: re-simulated digest {computed}, recorded {stored}")]
+    TurnDigest {
+        turn: u32,
+        stored: String,
+        computed: String,
+    },
+    #[error("the game is over after {turns} turns but the replay records {recorded}")]
+    ExtraTurns { turns: u32, recorded: usize },
+    #[error("the replay ends after {turns} turns but the game is not over")]
+    Unfinished { turns: usize },
+    #[error("result.{field} differs: the replay says {stored}, re-simulation gives {computed}")]
+    ResultDiffers {
+        field: String,
+        stored: String,
+        computed: String,
+    },
+    #[error("content digest mismatch: the replay says {stored}, its content hashes to {computed}")]
+    DigestMismatch { stored: String, computed: String },
+}
+
+fn json_error(e: serde_json::Error) -> VerifyError {
+    let (line, column) = (e.line(), e.column());
+    if e.classify() == serde_json::error::Category::Eof {
+        VerifyError::Truncated { line, column }
+    } else {
+        VerifyError::NotJson {
+            line,
+            column,
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// Checks a replay document end to end and returns it parsed.
+pub fn verify(json: &str) -> Result<Replay, VerifyError> {
+    let value: Value = serde_json::from_str(json).map_err(json_error)?;
+    let field = |k: &str| {
+        value
+            .get(k)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "missing".into())
+    };
+    if value.get("format").and_then(Value::as_str) != Some(REPLAY_FORMAT) {
+        return Err(VerifyError::WrongFormat {
+            found: field("format"),
+            expected: REPLAY_FORMAT,
+        });
+    }
+    if value.get("version").and_then(Value::as_str) != Some(VERSION) {
+        return Err(VerifyError::WrongVersion {
+            found: field("version"),
+            expected: VERSION,
+        });
+    }
+    let replay: Replay = serde_json::from_value(value).map_err(|e| VerifyError::Malformed {
+        reason: e.to_string(),
+    })?;
+    let (map, params) = check_setup(&replay)?;
+    let game = resimulate(&replay, &map, params)?;
+    check_result(&replay, &game)?;
+    let computed = replay.content_digest();
+    if computed != replay.digest {
+        return Err(VerifyError::DigestMismatch {
+            stored: replay.digest.clone(),
+            computed,
+        });
+    }
+    Ok(replay)
+}
+
+/// Player counts, params and map: returns the map and params to re-simulate with.
+pub(super) fn check_setup(r: &Replay) -> Result<(Map, Params), VerifyError> {
+    let n = r.players;
+    let inconsistent = |what: String| Err(VerifyError::Inconsistent { what });
+    if r.names.len() != n || r.map.spawns.len() != n || r.params.players != n {
+        return inconsistent(format!(
+            "players is {n} but there are {} names, {} spawns and params for {} players",
+            r.names.len(),
+            r.map.spawns.len(),
+            r.params.players
+        ));
+    }
+    let map = r.map().map_err(|e| VerifyError::BadMap {
+        reason: e.to_string(),
+    })?;
+    let expected = match r.map.source {
+        MapSource::Generated => Params::for_players(n),
+        MapSource::File => Params::for_map(&map),
+    }
+    .map_err(|e| VerifyError::Inconsistent {
+        what: e.to_string(),
+    })?;
+    let p = &r.params;
+    let pairs: [(&'static str, u64, u64); 9] = [
+        ("players", p.players as u64, expected.players as u64),
+        ("side", p.side as u64, expected.side as u64),
+        (
+            "turn_limit",
+            p.turn_limit.into(),
+            expected.turn_limit.into(),
+        ),
+        (
+            "first_shrink",
+            p.first_shrink.into(),
+            expected.first_shrink.into(),
+        ),
+        (
+            "shrink_interval",
+            p.shrink_interval.into(),
+            expected.shrink_interval.into(),
+        ),
+        ("fuse", p.fuse.into(), expected.fuse.into()),
+        ("range", p.range.into(), expected.range.into()),
+        ("capacity", p.capacity.into(), expected.capacity.into()),
+        (
+            "flame_turns",
+            p.flame_turns.into(),
+            expected.flame_turns.into(),
+        ),
+    ];
+    for (field, stored, want) in pairs {
+        if stored != want {
+            return Err(VerifyError::ParamsDiffer {
+                field,
+                stored: stored.to_string(),
+                expected: want.to_string(),
+                players: n,
+            });
+        }
+    }
+    if r.map.source == MapSource::Generated {
+        let regen = generate_map(r.seed, n).map_err(|e| VerifyError::Inconsistent {
+            what: e.to_string(),
+        })?;
+        let rows = regen.rows();
+        let differs = |detail: String| {
+            Err(VerifyError::MapDiffers {
+                seed: r.seed,
+                players: n,
+                detail,
+            })
+        };
+        if rows.len() != r.map.rows.len() {
+            return differs(format!(
+                "{} rows stored, {} generated",
+                r.map.rows.len(),
+                rows.len()
+            ));
+        }
+        for (y, (a, b)) in r.map.rows.iter().zip(&rows).enumerate() {
+            if a != b {
+                return differs(format!("row {y} is {a:?} but regenerates as {b:?}"));
+            }
+        }
+        if regen.spawns != map.spawns {
+            return differs(format!(
+                "spawns are {:?} but regenerate as {:?}",
+                map.spawns, regen.spawns
+            ));
+        }
+    }
+    Ok((map, r.params))
+}
+
+/// The engine inputs of one recorded turn, checked against who is alive.
+pub(super) fn turn_inputs(rec: &TurnRecord, game: &Game) -> Result<Vec<Input>, String> {
+    let n = game.params().players;
+    if rec.actions.len() != n {
+        return Err(format!("{} actions for {n} players", rec.actions.len()));
+    }
+    let mut inputs = Vec::with_capacity(n);
+    for (p, a) in rec.actions.iter().enumerate() {
+        let faulted = rec.faults.iter().any(|f| f.player == p);
+        let input = match (a, faulted) {
+            (Some(_), true) => return Err(format!("player {p} has both an action and a fault")),
+            (Some(s), false) => Input::Act(
+                Action::from_compact(s)
+                    .ok_or_else(|| format!("player {p}'s action {s:?} is not like \"U1\""))?,
+            ),
+            (None, true) => Input::Fault,
+            (None, false) if game.is_alive(p) => {
+                return Err(format!(
+                    "player {p} is alive but has neither an action nor a fault"
+                ))
+            }
+            (None, false) => Input::Fault,
+        };
+        inputs.push(input);
+    }
+    for f in &rec.faults {
+        if f.player >= n {
+            return Err(format!("a fault names player {} of {n}", f.player));
+        }
+        if f.turn != rec.t {
+            return Err(format!("player {}'s fault says turn {}", f.player, f.turn));
+        }
+    }
+    Ok(inputs)
+}
+
+fn resimulate(r: &Replay, map: &Map, params: Params) -> Result<Game, VerifyError> {
+    let mut game = Game::new(params, map).map_err(|e| VerifyError::BadMap {
+        reason: e.to_string(),
+    })?;
+    for (i, rec) in r.turns.iter().enumerate() {
+        if game.is_over() {
+            return Err(VerifyError::ExtraTurns {
+                turns: game.turn(),
+                recorded: r.turns.len(),
+            });
+        }
+        if rec.t as usize != i {
+            let reason = format!("the record at position {i} says turn {}", rec.t);
+            return Err(VerifyError::BadTurn { turn: i, reason });
+        }
+        let inputs =
+            turn_inputs(rec, &game).map_err(|reason| VerifyError::BadTurn { turn: i, reason })?;
+        game.step(&inputs);
+        let computed = format!("{:016x}", game.digest());
+        if computed != rec.digest {
+            return Err(VerifyError::TurnDigest {
+                turn: rec.t,
+                stored: rec.digest.clone(),
+                computed,
+            });
+        }
+    }
+    if !game.is_over() {
+        return Err(VerifyError::Unfinished {
+            turns: r.turns.len(),
+        });
+    }
+    Ok(game)
+}
+
+fn check_result(r: &Replay, game: &Game) -> Result<(), VerifyError> {
+    let mut faults = vec![Vec::new(); r.players];
+    for rec in &r.turns {
+        for f in &rec.faults {
+            faults[f.player].push(f.to_fault());
+        }
+    }
+    let computed = build_result(
+        r.seed,
+        &r.names,
+        &r.hashes,
+        r.map.source,
+        &game.outcome(),
+        &faults,
+    );
+    let as_object = |m: &super::MatchResult| match serde_json::to_value(m) {
+        Ok(Value::Object(o)) => o,
+        _ => serde_json::Map::new(),
+    };
+    let stored = as_object(&r.result);
+    let mut fresh = as_object(&computed);
+    fresh.shift_remove("timing");
+    for (k, v) in &fresh {
+        if stored.get(k) != Some(v) {
+            let s = stored.get(k).map(|s| s.to_string()).unwrap_or_else(|| "missing".into());
+            return Err(VerifyError::ResultDiffers {
+                field: k.clone(),
+                stored: s,
+                computed: v.to_string(),
+            });
+        }
+    }
+    Ok(())
+}

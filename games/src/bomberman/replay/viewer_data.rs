@@ -1,0 +1,138 @@
+//! The HTML viewer's input: meta data, the initial board and one frame per turn (actions, landed
+//! positions, board, players, bombs, flames, events, status), all derived by re-simulation.
+
+use serde_json::{json, Value};
+
+use super::verify::{check_setup, turn_inputs};
+use super::Replay;
+use crate::bomberman::events::{DeathCause, Event};
+use crate::bomberman::game::Game;
+
+/// Players as the viewer draws them.
+fn players_json(game: &Game) -> Value {
+    let n = game.params().players;
+    (0..n)
+        .map(|p| {
+            let (x, y) = game.position(p);
+            json!({"x": x, "y": y, "alive": game.is_alive(p)})
+        })
+        .collect()
+}
+
+/// Flame sources grouped per cell (row-major).
+pub(super) fn flames_json(game: &Game) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    let mut cur: Option<(u16, u16, u32, Vec<usize>)> = None;
+    for f in game.flame_sources() {
+        match &mut cur {
+            Some((x, y, until, owners)) if *x == f.x && *y == f.y => {
+                *until = (*until).max(f.last_lethal);
+                owners.push(f.owner);
+            }
+            _ => {
+                if let Some((x, y, until, owners)) = cur.take() {
+                    out.push(json!({"x": x, "y": y, "until": until, "owners": owners}));
+                }
+                cur = Some((f.x, f.y, f.last_lethal, vec![f.owner]));
+            }
+        }
+    }
+    if let Some((x, y, until, owners)) = cur {
+        out.push(json!({"x": x, "y": y, "until": until, "owners": owners}));
+    }
+    Value::Array(out)
+}
+
+/// The viewer's data for a (verified) replay. A replay that cannot be re-simulated gives
+/// `{"error": ...}` with the frames up to the problem.
+pub fn viewer_data(replay: &Replay) -> Value {
+    let meta = json!({
+        "version": replay.version, "seed": replay.seed, "players": replay.players,
+        "names": replay.names, "side": replay.params.side, "turn_limit": replay.params.turn_limit,
+        "first_shrink": replay.params.first_shrink, "shrink_interval": replay.params.shrink_interval,
+    });
+    let result = replay.result_json();
+    let (map, params) = match check_setup(replay) {
+        Ok(v) => v,
+        Err(e) => return json!({"meta": meta, "error": e.to_string(), "result": result}),
+    };
+    let mut game = match Game::new(params, &map) {
+        Ok(g) => g,
+        Err(e) => return json!({"meta": meta, "error": e.to_string(), "result": result}),
+    };
+    let n = params.players;
+    let initial = json!({"board": game.board_rows(), "players": players_json(&game)});
+    let mut frames = Vec::with_capacity(replay.turns.len());
+    let mut events = Vec::new();
+    let mut error = None;
+    for rec in &replay.turns {
+        if game.is_over() {
+            break;
+        }
+        let inputs = match turn_inputs(rec, &game) {
+            Ok(i) => i,
+            Err(e) => {
+                error = Some(format!("turn {}: {e}", rec.t));
+                break;
+            }
+        };
+        let t = game.turn();
+        let alive_before: Vec<bool> = (0..n).map(|p| game.is_alive(p)).collect();
+        events.clear();
+        game.step_with_events(&inputs, &mut events);
+        let actions: Vec<Value> = (0..n)
+            .map(|p| {
+                if let Some(f) = rec.faults.iter().find(|f| f.player == p) {
+                    json!({"fault": f.kind.as_str(), "detail": f.detail})
+                } else {
+                    match rec.actions[p]
+                        .as_deref()
+                        .and_then(crate::bomberman::Action::from_compact)
+                    {
+                        Some(a) => json!({"move": a.mv.letter().to_string(), "bomb": a.bomb}),
+                        None => Value::Null,
+                    }
+                }
+            })
+            .collect();
+        let left_early = |p: usize| {
+            events.iter().any(|e| {
+                matches!(e, Event::Death { player, cause: DeathCause::Fault | DeathCause::Shrink, .. } if *player == p)
+            })
+        };
+        let landed: Vec<Value> = (0..n)
+            .map(|p| {
+                if alive_before[p] && !left_early(p) {
+                    let (x, y) = game.position(p);
+                    json!([x, y])
+                } else {
+                    Value::Null
+                }
+            })
+            .collect();
+        let mut ev: Vec<Value> = rec
+            .faults
+            .iter()
+            .map(|f| json!({"type": "fault", "player": f.player, "kind": f.kind.as_str(), "detail": f.detail}))
+            .collect();
+        ev.extend(events.iter().map(Event::to_json));
+        let bombs: Vec<Value> = game
+            .bombs()
+            .iter()
+            .map(|b| json!({"owner": b.owner, "x": b.x, "y": b.y, "explode_at": b.explode_at}))
+            .collect();
+        let status: Vec<Value> = (0..n)
+            .map(|p| json!({"death_turn": game.death_turn(p), "kill_share": game.kill_share(p).to_string()}))
+            .collect();
+        frames.push(json!({
+            "t": t, "actions": actions, "landed": landed, "board": game.board_rows(),
+            "players": players_json(&game), "bombs": bombs, "flames": flames_json(&game),
+            "events": ev, "status": status,
+        }));
+    }
+    let mut out = json!({"meta": meta, "initial": initial, "frames": frames, "result": result});
+    if let (Some(e), Some(o)) = (error, out.as_object_mut()) {
+        o.insert("error".into(), Value::String(e));
+    }
+    out
+}
