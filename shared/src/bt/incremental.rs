@@ -120,7 +120,7 @@ impl Incremental {
             for j in i + 1..s {
                 let (mut a, mut b) = (seat[i], seat[j]);
                 let mut half = (outcome(game.ranks[i], game.ranks[j]) * 2.0) as u64;
-                if game.names[i] > game.names[j] {
+                if self.players.order[a] > self.players.order[b] {
                     std::mem::swap(&mut a, &mut b);
                     half = 2 - half;
                 }

@@ -12,6 +12,7 @@ pub use output::{BtFit, CI_METHOD, SCALE, SIZE_WEIGHT, SMOOTHING};
 
 use crate::results::GameResult;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use thiserror::Error;
 
 /// The reference's iteration cap.
@@ -41,15 +42,38 @@ pub enum BtError {
 #[derive(Debug, Clone)]
 pub(crate) struct Players {
     pub names: Vec<String>,
-    pub index: HashMap<String, usize>,
+    pub index: HashMap<String, usize, BuildHasherDefault<Fnv>>,
+    /// Position of each player in name order (pairs are oriented by comparing names).
+    pub order: Vec<usize>,
     /// Length of the roster as given (with duplicates): the reference divides by it.
     pub roster_len: usize,
+}
+
+/// FNV-1a: name lookups dominate the batch fit, and roster names are short and trusted.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
 }
 
 impl Players {
     pub fn new<S: AsRef<str>>(roster: &[S]) -> Self {
         let mut names = Vec::new();
-        let mut index = HashMap::new();
+        let mut index: HashMap<String, usize, BuildHasherDefault<Fnv>> = HashMap::default();
         for n in roster {
             let n = n.as_ref();
             if !index.contains_key(n) {
@@ -57,9 +81,16 @@ impl Players {
                 names.push(n.to_string());
             }
         }
+        let mut by_name: Vec<usize> = (0..names.len()).collect();
+        by_name.sort_by(|&x, &y| names[x].cmp(&names[y]));
+        let mut order = vec![0; names.len()];
+        for (pos, &p) in by_name.iter().enumerate() {
+            order[p] = pos;
+        }
         Players {
             names,
             index,
+            order,
             roster_len: roster.len(),
         }
     }
@@ -149,6 +180,15 @@ fn comparisons(
     let mut slot = vec![u32::MAX; n * n];
     let mut pairs: Vec<Pair> = Vec::new();
     let total = valid.len() as f64;
+    let weights: Vec<(usize, f64)> = counts
+        .iter()
+        .map(|&(s, c)| {
+            (
+                s,
+                total / ((sizes.len() as u64 * c) as f64 * ((s * (s - 1)) as f64 / 2.0)),
+            )
+        })
+        .collect();
     let mut seat = Vec::new();
     for &(row, g) in &valid {
         let s = g.size;
@@ -162,8 +202,10 @@ fn comparisons(
                 ),
             });
         }
-        let weight =
-            total / ((sizes.len() as u64 * count_of(s)) as f64 * ((s * (s - 1)) as f64 / 2.0));
+        let weight = match weights.iter().find(|(x, _)| *x == s) {
+            Some(&(_, w)) => w,
+            None => continue,
+        };
         seat.clear();
         for name in &g.names[..s] {
             match players.index.get(name.as_str()) {
@@ -175,7 +217,7 @@ fn comparisons(
             for j in i + 1..s {
                 let (mut a, mut b) = (seat[i], seat[j]);
                 let mut win = outcome(g.ranks[i], g.ranks[j]);
-                if g.names[i] > g.names[j] {
+                if players.order[a] > players.order[b] {
                     std::mem::swap(&mut a, &mut b);
                     win = 1.0 - win;
                 }
