@@ -1,0 +1,249 @@
+//! One bot process of a match: start it (sandboxed per `SandboxConfig`), exchange one turn at a
+//! time under a CPU-fair deadline (the bot runs only while it holds a core token; between turns
+//! it is SIGSTOPped), classify every way it can fail, and at the end kill everything it started
+//! and prove that nothing is left.
+
+mod classify;
+mod exchange;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use shared::{Fault, FaultKind};
+
+use crate::capture::HeadTail;
+use crate::sandbox::lock::FsPolicy;
+use crate::sandbox::prepare::{self, Spec};
+use crate::sandbox::process::Process;
+pub use crate::sandbox::SandboxConfig;
+use crate::timing::{BotTiming, CpuClock, RunQueueClock};
+pub use crate::tokens::CoreTokens;
+
+/// An executable to run as a bot (already compiled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl BotCommand {
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        BotCommand {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+}
+
+/// What the replay needs from a finished bot.
+#[derive(Debug, Clone, Default)]
+pub struct BotReport {
+    /// The kept head and tail of its stderr (lossy UTF-8).
+    pub stderr_tail: String,
+    /// Bytes of stderr in total.
+    pub stderr_bytes: u64,
+    pub timing: BotTiming,
+    /// Empty when clean: otherwise what could not be killed or removed.
+    pub leftovers: Vec<String>,
+    /// The fault that ended it, if any.
+    pub fault: Option<Fault>,
+}
+
+/// A running bot. `Send`: a match may move it between threads.
+#[derive(Debug)]
+pub struct Bot {
+    proc_: Option<Process>,
+    tokens: CoreTokens,
+    cfg: SandboxConfig,
+    stderr: HeadTail,
+    timing: BotTiming,
+    cpu: Option<CpuClock>,
+    runq: Option<RunQueueClock>,
+    /// Set once the bot has faulted: it is dead and every later exchange repeats the fault.
+    fault: Option<Fault>,
+    /// stdout bytes received but not yet consumed (only ever non-empty inside `exchange`).
+    pending: Vec<u8>,
+}
+
+impl Bot {
+    /// Start the program: it runs (uncharged, holding a core token) until it waits for input or
+    /// `startup_grace` passes, then is stopped until its first exchange.
+    pub fn spawn(
+        cmd: &BotCommand,
+        cfg: &SandboxConfig,
+        tokens: &CoreTokens,
+        slot: usize,
+    ) -> Result<Bot, Fault> {
+        let start_fault = |detail: String| Fault {
+            kind: FaultKind::StartFailure,
+            turn: 0,
+            detail,
+        };
+        let meta = std::fs::metadata(&cmd.program)
+            .map_err(|e| start_fault(format!("program {}: {e}", cmd.program.display())))?;
+        if !meta.is_file() {
+            return Err(start_fault(format!(
+                "program {} is not a file",
+                cmd.program.display()
+            )));
+        }
+        let spec = Spec {
+            program: &cmd.program,
+            args: &cmd.args,
+            env: Vec::new(),
+            copy_program: true,
+            extra: FsPolicy::default(),
+            work_dir: None,
+            tmpfs_scratch: true,
+            stdin_null: false,
+            limits: cfg.limits.clone(),
+            slot,
+        };
+        let token = tokens.acquire();
+        let proc_ = prepare::start(cfg, &spec)
+            .map_err(|e| start_fault(format!("could not start {}: {e}", cmd.program.display())))?;
+        let bot_pid = proc_.bot_pid;
+        let bot = Bot {
+            proc_: Some(proc_),
+            tokens: tokens.clone(),
+            cfg: cfg.clone(),
+            stderr: HeadTail::new(cfg.stderr_keep),
+            timing: BotTiming::default(),
+            cpu: bot_pid.and_then(CpuClock::of),
+            runq: bot_pid.and_then(RunQueueClock::of),
+            fault: None,
+            pending: Vec::new(),
+        };
+        if let Some(pid) = bot_pid {
+            wait_until_blocked(pid, cfg.startup_grace);
+        }
+        bot.pause();
+        drop(token);
+        Ok(bot)
+    }
+
+    /// The configuration this bot runs under.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.cfg
+    }
+
+    /// The host pid of the bot's main process (= its process group), while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.proc_.as_ref().and_then(|p| p.bot_pid)
+    }
+
+    /// The fault that ended this bot, if any.
+    pub fn fault(&self) -> Option<&Fault> {
+        self.fault.as_ref()
+    }
+
+    /// Timing so far.
+    pub fn timing(&self) -> &BotTiming {
+        &self.timing
+    }
+
+    /// Write `input` and wait for one complete answer line within `deadline` (see the module
+    /// docs for how the deadline is measured). Returns the line without LF / CRLF.
+    pub fn exchange(
+        &mut self,
+        turn: u32,
+        input: &[u8],
+        deadline: Duration,
+    ) -> Result<Vec<u8>, Fault> {
+        if let Some(f) = &self.fault {
+            return Err(Fault { turn, ..f.clone() });
+        }
+        let result = self.exchange_inner(turn, input, deadline);
+        if let Err(f) = &result {
+            self.fault = Some(f.clone());
+            if let Some(p) = &self.proc_ {
+                p.kill_now();
+            }
+        }
+        result
+    }
+
+    /// Kill every process of this bot, reap, remove its folder and cgroups, verify that nothing
+    /// is left, and hand back what the replay needs.
+    pub fn finish(mut self) -> BotReport {
+        let leftovers = self.teardown();
+        BotReport {
+            stderr_tail: self.stderr.render(),
+            stderr_bytes: self.stderr.total(),
+            timing: std::mem::take(&mut self.timing),
+            leftovers,
+            fault: self.fault.take(),
+        }
+    }
+
+    fn teardown(&mut self) -> Vec<String> {
+        let Some(p) = self.proc_.take() else {
+            return Vec::new();
+        };
+        p.kill_now();
+        let fd = p.stderr.try_clone().ok();
+        let left = p.cleanup();
+        if let Some(fd) = fd {
+            self.drain_stderr_fd(std::os::fd::AsRawFd::as_raw_fd(&fd));
+        }
+        left
+    }
+
+    fn pause(&self) {
+        if self.cfg.stop_between_turns {
+            if let Some(p) = &self.proc_ {
+                p.signal_group(libc::SIGSTOP);
+            }
+        }
+    }
+
+    fn resume(&self) {
+        if let Some(p) = &self.proc_ {
+            p.signal_group(libc::SIGCONT);
+        }
+    }
+
+    fn cpu_ns(&self) -> u64 {
+        let cg = self
+            .proc_
+            .as_ref()
+            .and_then(|p| p.res.cgroups.as_ref())
+            .and_then(|c| c.cpu_ns());
+        cg.or_else(|| self.cpu.and_then(|c| c.read_ns()))
+            .unwrap_or(0)
+    }
+
+    fn waited_ns(&self) -> u64 {
+        self.runq.as_ref().and_then(|r| r.waited_ns()).unwrap_or(0)
+    }
+}
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        let left = self.teardown();
+        if !left.is_empty() {
+            tracing::warn!(
+                ?left,
+                "bot dropped without finish left processes or files behind"
+            );
+        }
+    }
+}
+
+/// Let a freshly started bot run until it blocks (on reading its input, typically).
+fn wait_until_blocked(pid: i32, grace: Duration) {
+    let until = Instant::now() + grace;
+    let path = format!("/proc/{pid}/stat");
+    while Instant::now() < until {
+        let Ok(stat) = std::fs::read_to_string(&path) else {
+            return;
+        };
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        match state {
+            Some('S') | Some('T') | Some('t') | Some('Z') | Some('X') | None => return,
+            _ => std::thread::sleep(Duration::from_micros(100)),
+        }
+    }
+}

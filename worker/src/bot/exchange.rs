@@ -1,0 +1,310 @@
+//! One turn with a bot: take a core token, SIGCONT, send, poll stdout/stderr until one complete
+//! line arrives or the (CPU-fair) deadline passes, SIGSTOP, give the token back, record timing.
+//!
+//! The deadline clock counts wall time from the first byte sent to the complete line, minus the
+//! time the bot's main thread was runnable but waiting for a core (its run-queue wait from
+//! /proc/<pid>/schedstat), so load from other processes on the host does not eat a bot's
+//! budget. A turn never lasts more than `max_wall_factor` deadlines of plain wall time.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+use shared::{Fault, FaultKind};
+
+use super::Bot;
+use crate::timing::TurnTiming;
+
+/// Longest answer line accepted (without the line end).
+pub const MAX_LINE: usize = 256;
+
+enum Read {
+    Data,
+    Nothing,
+    Eof,
+}
+
+impl Bot {
+    pub(super) fn exchange_inner(
+        &mut self,
+        turn: u32,
+        input: &[u8],
+        deadline: Duration,
+    ) -> Result<Vec<u8>, Fault> {
+        let token = self.tokens.acquire();
+        let fault = |kind, detail: String| Fault { kind, turn, detail };
+
+        // Anything on stdout now was written before we asked.
+        self.pending.clear();
+        self.drain_stderr(turn)?;
+        match self.read_stdout() {
+            Read::Data => {
+                let n = self.pending.len();
+                self.pending.clear();
+                self.drain_stderr(turn)?;
+                return Err(fault(
+                    FaultKind::EarlyOutput,
+                    format!("{n} bytes of output were waiting before turn {turn} was sent"),
+                ));
+            }
+            Read::Eof => return Err(self.death(turn, Duration::from_millis(500))),
+            Read::Nothing => {}
+        }
+
+        self.resume();
+        let t0 = Instant::now();
+        let cpu0 = self.cpu_ns();
+        let waited0 = if self.cfg.fair_clock {
+            self.waited_ns()
+        } else {
+            0
+        };
+        let result = self.turn_loop(turn, input, deadline, t0, waited0);
+        self.pause();
+        let wall = t0.elapsed();
+        let waited_ns = if self.cfg.fair_clock {
+            self.waited_ns().saturating_sub(waited0)
+        } else {
+            0
+        };
+        let cpu_ns = self.cpu_ns().saturating_sub(cpu0);
+        self.timing.record(TurnTiming {
+            turn,
+            wall_us: wall.as_micros() as u64,
+            cpu_us: cpu_ns / 1000,
+            waited_us: waited_ns / 1000,
+            met: result.is_ok(),
+        });
+        drop(token);
+        result
+    }
+
+    fn turn_loop(
+        &mut self,
+        turn: u32,
+        input: &[u8],
+        deadline: Duration,
+        t0: Instant,
+        waited0: u64,
+    ) -> Result<Vec<u8>, Fault> {
+        let fault = |kind, detail: String| Fault { kind, turn, detail };
+        let hard_cap = deadline * self.cfg.max_wall_factor.max(1);
+        let mut written = 0usize;
+        let mut stderr_open = true;
+        loop {
+            if written < input.len() {
+                match self.write_stdin(&input[written..]) {
+                    Ok(n) => written += n,
+                    Err(()) => return Err(self.death(turn, Duration::from_millis(500))),
+                }
+            }
+            // Time left on the bot's clock.
+            let elapsed = t0.elapsed();
+            let mut charged = elapsed;
+            if elapsed >= deadline && self.cfg.fair_clock {
+                let waited = Duration::from_nanos(self.waited_ns().saturating_sub(waited0));
+                charged = elapsed.saturating_sub(waited);
+            }
+            if charged >= deadline || elapsed >= hard_cap {
+                self.drain_stderr(turn)?;
+                let forks_refused = self
+                    .proc_
+                    .as_ref()
+                    .and_then(|p| p.res.cgroups.as_ref())
+                    .is_some_and(|c| c.pids_exhausted());
+                let note = if forks_refused {
+                    "; it hit its process limit"
+                } else {
+                    ""
+                };
+                return Err(fault(
+                    FaultKind::Timeout,
+                    format!(
+                        "no complete answer line within {} ms ({} ms of wall time, {} bytes received){note}",
+                        deadline.as_millis(),
+                        elapsed.as_millis(),
+                        self.pending.len()
+                    ),
+                ));
+            }
+            let wait = (deadline - charged).min(hard_cap - elapsed);
+
+            let (stdin_fd, stdout_fd, stderr_fd) = {
+                let p = self.proc_.as_ref().expect("exchange on a live bot");
+                (
+                    p.stdin.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                    p.stdout.as_raw_fd(),
+                    if stderr_open {
+                        p.stderr.as_raw_fd()
+                    } else {
+                        -1
+                    },
+                )
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: stdout_fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: stderr_fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: if written < input.len() { stdin_fd } else { -1 },
+                    events: libc::POLLOUT,
+                    revents: 0,
+                },
+            ];
+            let ts = libc::timespec {
+                tv_sec: wait.as_secs() as libc::time_t,
+                tv_nsec: wait.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: three valid pollfds (negative fds are ignored by the kernel).
+            let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, &ts, std::ptr::null()) };
+            if r <= 0 {
+                continue;
+            }
+            if fds[1].revents != 0 {
+                stderr_open = self.drain_stderr(turn)?;
+            }
+            if fds[0].revents != 0 {
+                match self.read_stdout() {
+                    Read::Eof => return Err(self.death(turn, Duration::from_millis(500))),
+                    Read::Nothing => {}
+                    Read::Data => {
+                        if let Some(line) = self.take_line(turn)? {
+                            return Ok(line);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A complete line from `pending`, or a fault if what is pending can never be a valid one.
+    fn take_line(&mut self, turn: u32) -> Result<Option<Vec<u8>>, Fault> {
+        let bad = |detail: String| Fault {
+            kind: FaultKind::BadOutput,
+            turn,
+            detail,
+        };
+        match self.pending.iter().position(|&b| b == b'\n') {
+            Some(pos) => {
+                if self.pending.len() > pos + 1 {
+                    return Err(bad(format!(
+                        "{} bytes of extra output after the answer line",
+                        self.pending.len() - pos - 1
+                    )));
+                }
+                let mut line = std::mem::take(&mut self.pending);
+                line.truncate(pos);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if line.len() > MAX_LINE {
+                    return Err(bad(format!(
+                        "answer line of {} bytes (at most {MAX_LINE})",
+                        line.len()
+                    )));
+                }
+                Ok(Some(line))
+            }
+            None if self.pending.len() > MAX_LINE + 1 => Err(bad(format!(
+                "{} bytes without a line end (an answer has at most {MAX_LINE})",
+                self.pending.len()
+            ))),
+            None => Ok(None),
+        }
+    }
+
+    fn read_stdout(&mut self) -> Read {
+        let Some(p) = self.proc_.as_ref() else {
+            return Read::Eof;
+        };
+        let mut buf = [0u8; 4096];
+        let mut got = false;
+        loop {
+            // SAFETY: reading into a local buffer.
+            let n = unsafe { libc::read(p.stdout.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                self.pending.extend_from_slice(&buf[..n as usize]);
+                got = true;
+                if self.pending.len() > 64 * 1024 {
+                    return Read::Data;
+                }
+                continue;
+            }
+            if n == 0 {
+                return if got { Read::Data } else { Read::Eof };
+            }
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return if got {
+                Read::Data
+            } else if err.kind() == std::io::ErrorKind::WouldBlock {
+                Read::Nothing
+            } else {
+                Read::Eof
+            };
+        }
+    }
+
+    fn write_stdin(&mut self, data: &[u8]) -> Result<usize, ()> {
+        let Some(fd) = self.proc_.as_ref().and_then(|p| p.stdin.as_ref()) else {
+            return Err(());
+        };
+        // SAFETY: writing from a valid slice.
+        let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(0),
+            _ => Err(()),
+        }
+    }
+
+    /// Move whatever stderr is waiting into the capture. Returns whether stderr is still open;
+    /// a flood beyond `stderr_limit` is a fault.
+    pub(super) fn drain_stderr(&mut self, turn: u32) -> Result<bool, Fault> {
+        let Some(fd) = self.proc_.as_ref().map(|p| p.stderr.as_raw_fd()) else {
+            return Ok(false);
+        };
+        let open = self.drain_stderr_fd(fd);
+        if self.stderr.total() > self.cfg.stderr_limit {
+            return Err(Fault {
+                kind: FaultKind::OutputFlood,
+                turn,
+                detail: format!("more than {} bytes on stderr", self.cfg.stderr_limit),
+            });
+        }
+        Ok(open)
+    }
+
+    pub(super) fn drain_stderr_fd(&mut self, fd: RawFd) -> bool {
+        let mut buf = [0u8; 16384];
+        loop {
+            // SAFETY: reading into a local buffer.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                self.stderr.push(&buf[..n as usize]);
+                if self.stderr.total() > self.cfg.stderr_limit {
+                    return true;
+                }
+                continue;
+            }
+            if n == 0 {
+                return false;
+            }
+            let kind = std::io::Error::last_os_error().kind();
+            if kind == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return kind == std::io::ErrorKind::WouldBlock;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Per-bot cgroups (`Full` mode): v1 memory (limit, OOM evidence), v1 pids (fork bombs), v1
+//! cpuacct (CPU of every process of the bot) and v2 `cgroup.kill` (kills setsid'd, double-forked
+//! descendants in one write). Created before the fork; the bot's init joins them by writing "0"
+//! to the prepared `cgroup.procs` fds.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::{HostSupport, Limits};
+
+#[derive(Debug)]
+pub(crate) struct BotCgroups {
+    memory: Option<PathBuf>,
+    pids: Option<PathBuf>,
+    cpuacct: Option<PathBuf>,
+    unified: Option<PathBuf>,
+    procs: Vec<File>,
+}
+
+impl BotCgroups {
+    /// Make `matchfarm/<name>` in every available hierarchy and set the limits.
+    pub(crate) fn create(host: &HostSupport, name: &str, limits: &Limits) -> Result<Self, String> {
+        let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>, String> {
+            let Some(root) = root else { return Ok(None) };
+            let dir = root.join("matchfarm").join(name);
+            std::fs::create_dir_all(&dir).map_err(|e| format!("cgroup {}: {e}", dir.display()))?;
+            Ok(Some(dir))
+        };
+        let mut cg = BotCgroups {
+            memory: make(&host.cg_memory)?,
+            pids: make(&host.cg_pids)?,
+            cpuacct: make(&host.cg_cpuacct)?,
+            unified: make(&host.cg_unified)?,
+            procs: Vec::new(),
+        };
+        if let Some(m) = &cg.memory {
+            write(&m.join("memory.limit_in_bytes"), &limits.memory.to_string())?;
+            let memsw = m.join("memory.memsw.limit_in_bytes");
+            if memsw.exists() {
+                write(&memsw, &limits.memory.to_string())?;
+            }
+        }
+        if let Some(p) = &cg.pids {
+            write(&p.join("pids.max"), &limits.processes.to_string())?;
+        }
+        let paths: Vec<PathBuf> = cg.dirs().map(|d| d.join("cgroup.procs")).collect();
+        for path in paths {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            cg.procs.push(f);
+        }
+        Ok(cg)
+    }
+
+    fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        [&self.memory, &self.pids, &self.cpuacct, &self.unified]
+            .into_iter()
+            .flatten()
+    }
+
+    /// Fds the init writes "0" to, joining every hierarchy.
+    pub(crate) fn procs_fds(&self) -> Vec<RawFd> {
+        self.procs.iter().map(|f| f.as_raw_fd()).collect()
+    }
+
+    /// CPU time of every process of the bot, ns.
+    pub(crate) fn cpu_ns(&self) -> Option<u64> {
+        let dir = self.cpuacct.as_ref()?;
+        std::fs::read_to_string(dir.join("cpuacct.usage"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Whether the memory limit was hit (an OOM kill, or allocations refused at the limit).
+    pub(crate) fn memory_exceeded(&self) -> bool {
+        let Some(dir) = &self.memory else {
+            return false;
+        };
+        let oom = std::fs::read_to_string(dir.join("memory.oom_control")).unwrap_or_default();
+        let kills = oom
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let failcnt = read_u64(&dir.join("memory.failcnt")).unwrap_or(0);
+        kills > 0 || failcnt > 0
+    }
+
+    /// Whether a fork was refused because pids.max was reached.
+    pub(crate) fn pids_exhausted(&self) -> bool {
+        let Some(dir) = &self.pids else { return false };
+        let events = std::fs::read_to_string(dir.join("pids.events")).unwrap_or_default();
+        events
+            .lines()
+            .find_map(|l| l.strip_prefix("max "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .is_some_and(|n| n > 0)
+    }
+
+    /// Every pid still in any of the bot's cgroups.
+    pub(crate) fn pids(&self) -> Vec<i32> {
+        let mut out: Vec<i32> = self
+            .dirs()
+            .filter_map(|d| std::fs::read_to_string(d.join("cgroup.procs")).ok())
+            .flat_map(|s| {
+                s.lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Kill everything in the cgroups and wait (bounded) until they are empty.
+    pub(crate) fn kill_all(&self, wait: Duration) {
+        if let Some(u) = &self.unified {
+            let _ = std::fs::write(u.join("cgroup.kill"), "1");
+        }
+        let until = Instant::now() + wait;
+        loop {
+            let pids = self.pids();
+            if pids.is_empty() || Instant::now() > until {
+                return;
+            }
+            for pid in pids {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Remove the cgroup directories (they must be empty); returns what could not be removed.
+    pub(crate) fn remove(self) -> Vec<String> {
+        let mut left = Vec::new();
+        for dir in [&self.memory, &self.pids, &self.cpuacct, &self.unified]
+            .into_iter()
+            .flatten()
+        {
+            let mut ok = false;
+            for _ in 0..50 {
+                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                    ok = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if !ok {
+                left.push(format!("cgroup {} could not be removed", dir.display()));
+            }
+        }
+        left
+    }
+}
+
+fn write(path: &Path, value: &str) -> Result<(), String> {
+    std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}

@@ -1,0 +1,363 @@
+//! Starting one sandboxed process: everything is prepared here in the parent (private program
+//! copy, scratch dir, uid lease, cgroups, landlock ruleset, seccomp programs, rlimits, pipes),
+//! then one fork-like clone runs `child::child_main`, and the CLOEXEC error pipe tells whether
+//! the exec happened.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nix::fcntl::OFlag;
+
+use super::cgroup::BotCgroups;
+use super::child::{self, ChildPlan, InitPlan, MountOp, Stage};
+use super::lock::{self, FsPolicy};
+use super::process::{Process, Resources};
+use super::{seccomp, uids, HostSupport, Limits, SandboxConfig, SandboxMode};
+
+/// What to run and how (bots and the compiler differ in program handling and writable dirs).
+pub(crate) struct Spec<'a> {
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env: Vec<(String, String)>,
+    /// Run a private read-only copy of the program (bots) instead of the program in place.
+    pub copy_program: bool,
+    /// Extra paths beyond /usr, the program and the scratch dir.
+    pub extra: FsPolicy,
+    /// Working directory (read-write) instead of a fresh scratch dir.
+    pub work_dir: Option<PathBuf>,
+    /// Mount a tmpfs with the quota over the scratch dir (`Full` mode only).
+    pub tmpfs_scratch: bool,
+    pub stdin_null: bool,
+    pub limits: Limits,
+    pub slot: usize,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Start `spec` under `cfg`. Errors name the step that failed.
+pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, String> {
+    let mode = cfg.effective_mode();
+    let host = HostSupport::get();
+    let id = format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut res = Resources {
+        mode,
+        dir: None,
+        uid: None,
+        cgroups: None,
+    };
+    match prepare_and_launch(cfg, spec, mode, host, &id, &mut res) {
+        Ok(p) => Ok(p),
+        Err(e) => {
+            res.release();
+            Err(e)
+        }
+    }
+}
+
+fn prepare_and_launch(
+    cfg: &SandboxConfig,
+    spec: &Spec,
+    mode: SandboxMode,
+    host: &HostSupport,
+    id: &str,
+    res: &mut Resources,
+) -> Result<Process, String> {
+    let io = |what: &str, p: &Path, e: std::io::Error| format!("{what} {}: {e}", p.display());
+    let full = mode == SandboxMode::Full;
+    let sandboxed = mode != SandboxMode::Off;
+
+    if full && host.root {
+        res.uid = Some(uids::lease(
+            &cfg.scratch_root.join(".uids"),
+            cfg.uid_base,
+            cfg.uid_count,
+            spec.slot,
+        )?);
+    }
+    let uid = res.uid.as_ref().map(|l| l.uid);
+
+    // Private folder: bin/ (read-only program copy) and scratch/ (the bot's only writable place).
+    std::fs::create_dir_all(&cfg.scratch_root)
+        .map_err(|e| io("scratch root", &cfg.scratch_root, e))?;
+    let _ = std::fs::set_permissions(&cfg.scratch_root, std::fs::Permissions::from_mode(0o711));
+    let dir = cfg.scratch_root.join(id);
+    std::fs::create_dir(&dir).map_err(|e| io("bot folder", &dir, e))?;
+    res.dir = Some(dir.clone());
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| io("chmod", &dir, e))?;
+    let scratch = match &spec.work_dir {
+        Some(w) => {
+            if let Some(uid) = uid {
+                std::os::unix::fs::chown(w, Some(uid), Some(uid)).map_err(|e| io("chown", w, e))?;
+            }
+            w.clone()
+        }
+        None => {
+            let s = dir.join("scratch");
+            std::fs::create_dir(&s).map_err(|e| io("scratch", &s, e))?;
+            std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| io("chmod", &s, e))?;
+            if let Some(uid) = uid {
+                std::os::unix::fs::chown(&s, Some(uid), Some(uid))
+                    .map_err(|e| io("chown", &s, e))?;
+            }
+            s
+        }
+    };
+    let program = if spec.copy_program && sandboxed {
+        let bin = dir.join("bin");
+        std::fs::create_dir(&bin).map_err(|e| io("bin folder", &bin, e))?;
+        let name = spec.program.file_name().unwrap_or_else(|| "bot".as_ref());
+        let copy = bin.join(name);
+        std::fs::copy(spec.program, &copy).map_err(|e| io("copy of program", spec.program, e))?;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o555))
+            .map_err(|e| io("chmod", &copy, e))?;
+        copy
+    } else {
+        spec.program.to_path_buf()
+    };
+
+    if full {
+        res.cgroups = Some(BotCgroups::create(host, id, &spec.limits)?);
+    }
+
+    let cstr =
+        |s: &[u8], what: &str| CString::new(s).map_err(|_| format!("{what} contains a NUL byte"));
+    let prog_c = cstr(program.as_os_str().as_encoded_bytes(), "program path")?;
+    let mut argv = vec![prog_c.clone()];
+    for a in spec.args {
+        argv.push(cstr(a.as_bytes(), "argument")?);
+    }
+    let envp = spec
+        .env
+        .iter()
+        .map(|(k, v)| cstr(format!("{k}={v}").as_bytes(), "environment"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plan = ChildPlan::new(prog_c, argv, envp);
+    plan.cwd = Some(cstr(
+        scratch.as_os_str().as_encoded_bytes(),
+        "scratch path",
+    )?);
+    plan.rlimits = rlimits(&spec.limits, full);
+
+    let landlock_fd = if sandboxed {
+        let mut policy = spec.extra.clone();
+        policy.read.push(PathBuf::from("/usr"));
+        policy.read.extend(cfg.extra_read_paths.iter().cloned());
+        policy.exec.push(program.clone());
+        policy.exec.extend(lock::dynamic_loader());
+        policy.write.push(scratch.clone());
+        lock::ruleset(&policy)?
+    } else {
+        None
+    };
+    plan.landlock_fd = landlock_fd.as_ref().map(|f| f.as_raw_fd());
+    plan.no_new_privs = sandboxed;
+    if sandboxed {
+        plan.seccomp = seccomp::programs()?.to_vec();
+    }
+    plan.ids = uid.map(|u| (u, u));
+
+    // Pipes: the parent's ends are non-blocking; all are CLOEXEC.
+    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
+    let nonblock = |fd: &OwnedFd| {
+        nix::fcntl::fcntl(
+            fd.as_raw_fd(),
+            nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
+        )
+        .map(|_| ())
+        .map_err(|e| format!("fcntl: {e}"))
+    };
+    let (stdin_child, stdin_parent) = if spec.stdin_null {
+        let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+        (OwnedFd::from(null), None)
+    } else {
+        let (r, w) = pipe()?;
+        nonblock(&w)?;
+        (r, Some(w))
+    };
+    let (stdout_r, stdout_w) = pipe()?;
+    let (stderr_r, stderr_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    nonblock(&stdout_r)?;
+    nonblock(&stderr_r)?;
+    plan.stdio = [
+        stdin_child.as_raw_fd(),
+        stdout_w.as_raw_fd(),
+        stderr_w.as_raw_fd(),
+    ];
+    plan.err_w = err_w.as_raw_fd();
+
+    let mut status_pair = None;
+    if sandboxed {
+        let (status_r, status_w) = pipe()?;
+        let mut mounts = Vec::new();
+        if full {
+            let c = |s: &str| CString::new(s).map_err(|_| "NUL in mount argument".to_owned());
+            mounts.push(MountOp {
+                src: c("none")?,
+                target: c("/")?,
+                fstype: None,
+                flags: libc::MS_REC | libc::MS_PRIVATE,
+                data: None,
+            });
+            mounts.push(MountOp {
+                src: c("proc")?,
+                target: c("/proc")?,
+                fstype: Some(c("proc")?),
+                flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                data: Some(c("hidepid=invisible,subset=pid")?),
+            });
+            if spec.tmpfs_scratch {
+                let owner = uid.unwrap_or(0);
+                mounts.push(MountOp {
+                    src: c("tmpfs")?,
+                    target: cstr(scratch.as_os_str().as_encoded_bytes(), "scratch path")?,
+                    fstype: Some(c("tmpfs")?),
+                    flags: libc::MS_NOSUID | libc::MS_NODEV,
+                    data: Some(c(&format!(
+                        "size={},nr_inodes=4096,mode=0700,uid={owner},gid={owner}",
+                        spec.limits.scratch_quota
+                    ))?),
+                });
+            }
+        }
+        plan.init = Some(InitPlan {
+            clone_flags: if full {
+                (libc::CLONE_NEWNET
+                    | libc::CLONE_NEWPID
+                    | libc::CLONE_NEWNS
+                    | libc::CLONE_NEWIPC
+                    | libc::CLONE_NEWUTS) as libc::c_long
+            } else {
+                0
+            },
+            status_w: status_w.as_raw_fd(),
+            cgroup_procs: res
+                .cgroups
+                .as_ref()
+                .map(|c| c.procs_fds())
+                .unwrap_or_default(),
+            mounts,
+            pid_namespace: full,
+        });
+        status_pair = Some((status_r, status_w));
+    }
+
+    let flags = plan.init.as_ref().map_or(0, |i| i.clone_flags);
+    // SAFETY: the child runs only `child_main`, which is async-signal-safe and never returns.
+    let pid = unsafe { child::raw_clone(flags) };
+    if pid == 0 {
+        // SAFETY: we are the fresh child and the plan is complete.
+        unsafe { child::child_main(&plan) }
+    }
+    if pid < 0 {
+        return Err(format!("clone: {}", std::io::Error::last_os_error()));
+    }
+    drop((stdin_child, stdout_w, stderr_w, err_w, landlock_fd));
+    let status_r = status_pair.map(|(r, w)| {
+        drop(w);
+        r
+    });
+
+    // The error pipe closes without a word once the bot has exec'd.
+    let mut report = [0u8; 5];
+    let n = read_with_timeout(&err_r, &mut report, Duration::from_secs(10));
+    let proc_ = Process::new(
+        pid,
+        stdin_parent,
+        stdout_r,
+        stderr_r,
+        status_r,
+        std::mem::take(res),
+    );
+    if n != 0 {
+        let msg = if n == 5 {
+            let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
+            format!(
+                "{} failed: {}",
+                Stage::from_u8(report[0]),
+                std::io::Error::from_raw_os_error(errno)
+            )
+        } else {
+            "the sandboxed child did not report".to_owned()
+        };
+        let leftovers = proc_.cleanup();
+        return Err(if leftovers.is_empty() {
+            msg
+        } else {
+            format!("{msg} (left: {})", leftovers.join("; "))
+        });
+    }
+    Ok(proc_)
+}
+
+fn rlimits(l: &Limits, per_uid_nproc: bool) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
+    let lim = |soft: u64, hard: u64| libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    let mut v = vec![
+        (libc::RLIMIT_AS, lim(l.address_space, l.address_space)),
+        (libc::RLIMIT_CPU, lim(l.cpu_seconds, l.cpu_seconds + 1)),
+        (libc::RLIMIT_NOFILE, lim(l.open_files, l.open_files)),
+        (libc::RLIMIT_FSIZE, lim(l.file_size, l.file_size)),
+        (libc::RLIMIT_CORE, lim(0, 0)),
+    ];
+    if per_uid_nproc {
+        v.push((libc::RLIMIT_NPROC, lim(l.processes, l.processes)));
+    }
+    v
+}
+
+/// Read up to `buf.len()` bytes (until EOF) from a blocking pipe, waiting at most `timeout`.
+fn read_with_timeout(fd: &OwnedFd, buf: &mut [u8], timeout: Duration) -> usize {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let mut pfd = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        if r == 0 {
+            return got.max(1); // no answer in time: treat as a failure
+        }
+        if r < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return got.max(1);
+        }
+        // SAFETY: reading into the unfilled tail of `buf`.
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                buf[got..].as_mut_ptr().cast(),
+                buf.len() - got,
+            )
+        };
+        if n == 0 {
+            break;
+        }
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return got.max(1);
+        }
+        got += n as usize;
+    }
+    got
+}

@@ -1,0 +1,251 @@
+//! A started (possibly sandboxed) process tree: its pipes, the resources held for it (private
+//! folder, uid lease, cgroups), signals to its process group, its wait status, and the final
+//! kill-reap-verify-remove step that proves nothing is left.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::cgroup::BotCgroups;
+use super::uids::{self, UidLease};
+use super::SandboxMode;
+
+/// What a process holds besides its pids and fds.
+#[derive(Debug, Default)]
+pub(crate) struct Resources {
+    pub mode: SandboxMode,
+    pub dir: Option<PathBuf>,
+    pub uid: Option<UidLease>,
+    pub cgroups: Option<BotCgroups>,
+}
+
+impl Resources {
+    /// Give everything back (used when a start fails before any process exists).
+    pub(crate) fn release(&mut self) -> Vec<String> {
+        let mut left = Vec::new();
+        if let Some(cg) = self.cgroups.take() {
+            left.extend(cg.remove());
+        }
+        if let Some(dir) = self.dir.take() {
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                if dir.exists() {
+                    left.push(format!("folder {} not removed: {e}", dir.display()));
+                }
+            }
+        }
+        self.uid = None;
+        left
+    }
+}
+
+/// One started process tree.
+#[derive(Debug)]
+pub(crate) struct Process {
+    /// Our direct child: the reaping init, or the bot itself in plain mode.
+    leader: i32,
+    /// The bot's main process (host pid) = its process group id; None if it was gone too soon.
+    pub(crate) bot_pid: Option<i32>,
+    pub(crate) stdin: Option<OwnedFd>,
+    pub(crate) stdout: OwnedFd,
+    pub(crate) stderr: OwnedFd,
+    status: Option<OwnedFd>,
+    /// The bot's raw wait status, once known.
+    bot_status: Option<i32>,
+    leader_reaped: bool,
+    pub(crate) res: Resources,
+}
+
+impl Process {
+    pub(crate) fn new(
+        leader: i32,
+        stdin: Option<OwnedFd>,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+        status: Option<OwnedFd>,
+        res: Resources,
+    ) -> Self {
+        let bot_pid = if status.is_none() {
+            Some(leader)
+        } else {
+            first_child(leader)
+        };
+        Process {
+            leader,
+            bot_pid,
+            stdin,
+            stdout,
+            stderr,
+            status,
+            bot_status: None,
+            leader_reaped: false,
+            res,
+        }
+    }
+
+    /// Send `sig` to the bot's process group.
+    pub(crate) fn signal_group(&self, sig: i32) {
+        if let Some(pgid) = self.bot_pid.filter(|p| *p > 1) {
+            // SAFETY: kill has no memory-safety preconditions; pgid > 1 never means "everyone".
+            unsafe { libc::kill(-pgid, sig) };
+        }
+    }
+
+    /// Kill every process of the bot now (group, pid namespace, cgroup). Does not wait.
+    pub(crate) fn kill_now(&self) {
+        self.signal_group(libc::SIGKILL);
+        if self.res.mode == SandboxMode::Full && !self.leader_reaped && self.leader > 1 {
+            // Pid 1 of the bot's pid namespace: its death takes every process in it along.
+            // SAFETY: as above.
+            unsafe { libc::kill(self.leader, libc::SIGKILL) };
+        }
+    }
+
+    /// The bot's raw wait status if it has ended (non-blocking).
+    pub(crate) fn try_status(&mut self) -> Option<i32> {
+        if self.bot_status.is_some() {
+            return self.bot_status;
+        }
+        match &self.status {
+            None => {
+                let mut st = 0;
+                // SAFETY: waitpid on our own child.
+                let r = unsafe { libc::waitpid(self.leader, &mut st, libc::WNOHANG) };
+                if r == self.leader {
+                    self.leader_reaped = true;
+                    self.bot_status = Some(st);
+                }
+            }
+            Some(fd) => {
+                let mut buf = [0u8; 4];
+                // SAFETY: reading into a local buffer.
+                let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), 4) };
+                if n == 4 {
+                    self.bot_status = Some(i32::from_ne_bytes(buf));
+                }
+            }
+        }
+        self.bot_status
+    }
+
+    /// Wait up to `timeout` for the bot's wait status.
+    pub(crate) fn wait_status(&mut self, timeout: Duration) -> Option<i32> {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.try_status() {
+                return Some(s);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            match &self.status {
+                Some(fd) => {
+                    let mut pfd = libc::pollfd {
+                        fd: fd.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    let ms = until
+                        .saturating_duration_since(Instant::now())
+                        .as_millis()
+                        .max(1) as i32;
+                    // SAFETY: one valid pollfd.
+                    unsafe { libc::poll(&mut pfd, 1, ms) };
+                    if pfd.revents & libc::POLLHUP != 0 && pfd.revents & libc::POLLIN == 0 {
+                        // The init is gone without a word: it was killed (by us).
+                        return self.try_status();
+                    }
+                }
+                None => std::thread::sleep(Duration::from_micros(200)),
+            }
+        }
+    }
+
+    /// Reap our direct child, killing it if it does not end within `timeout`.
+    fn reap_leader(&mut self, timeout: Duration) {
+        if self.leader_reaped {
+            return;
+        }
+        let until = Instant::now() + timeout;
+        loop {
+            let mut st = 0;
+            // SAFETY: waitpid on our own child.
+            let r = unsafe { libc::waitpid(self.leader, &mut st, libc::WNOHANG) };
+            if r == self.leader || r < 0 {
+                self.leader_reaped = true;
+                if self.status.is_none() && r == self.leader && self.bot_status.is_none() {
+                    self.bot_status = Some(st);
+                }
+                return;
+            }
+            if Instant::now() >= until {
+                // SAFETY: our own child.
+                unsafe { libc::kill(self.leader, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Kill everything, reap, verify nothing is left, remove the private folder and cgroups.
+    /// Returns a description of every leftover (empty when clean).
+    pub(crate) fn cleanup(mut self) -> Vec<String> {
+        self.kill_now();
+        if let Some(cg) = &self.res.cgroups {
+            cg.kill_all(Duration::from_secs(2));
+        }
+        self.reap_leader(Duration::from_secs(2));
+        let _ = self.try_status();
+        let mut left = Vec::new();
+        // The process group: members may linger as zombies for a moment until adopted and reaped.
+        if let Some(pgid) = self.bot_pid.filter(|p| *p > 1) {
+            let until = Instant::now() + Duration::from_secs(2);
+            // SAFETY: signal 0 only checks existence.
+            while unsafe { libc::kill(-pgid, 0) } == 0 {
+                if Instant::now() > until {
+                    left.push(format!("process group {pgid} still has members"));
+                    break;
+                }
+                self.signal_group(libc::SIGKILL);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        if let Some(cg) = &self.res.cgroups {
+            let pids = cg.pids();
+            if !pids.is_empty() {
+                left.push(format!("cgroup still holds pids {pids:?}"));
+            }
+        }
+        if let Some(lease) = &self.res.uid {
+            let until = Instant::now() + Duration::from_secs(2);
+            loop {
+                let pids = uids::processes_of(lease.uid);
+                if pids.is_empty() {
+                    break;
+                }
+                if Instant::now() > until {
+                    left.push(format!("uid {} still runs pids {pids:?}", lease.uid));
+                    break;
+                }
+                for pid in pids {
+                    // SAFETY: these processes run under the bot's private uid.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        left.extend(self.res.release());
+        left
+    }
+}
+
+/// The first child of `pid` (the bot under its init), from /proc/<pid>/task/<pid>/children.
+fn first_child(pid: i32) -> Option<i32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    for _ in 0..1000 {
+        let text = std::fs::read_to_string(&path).ok()?;
+        if let Some(first) = text.split_whitespace().next().and_then(|s| s.parse().ok()) {
+            return Some(first);
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    None
+}

@@ -1,0 +1,110 @@
+//! Core tokens: a counting semaphore shared by every match of a worker, so that no more bots
+//! think at once than the host has cores. A bot holds a token only while it is running a turn.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+/// A counting semaphore of "cores"; cheap to clone (all clones share the same count).
+#[derive(Clone, Debug)]
+pub struct CoreTokens(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    free: Mutex<usize>,
+    wake: Condvar,
+    total: usize,
+}
+
+/// One held token; given back when dropped.
+#[derive(Debug)]
+pub struct CoreToken {
+    inner: Arc<Inner>,
+}
+
+impl CoreTokens {
+    /// `n` tokens (at least one).
+    pub fn new(n: usize) -> Self {
+        let n = n.max(1);
+        CoreTokens(Arc::new(Inner {
+            free: Mutex::new(n),
+            wake: Condvar::new(),
+            total: n,
+        }))
+    }
+
+    /// One token per core of this host.
+    pub fn default_for_host() -> Self {
+        Self::new(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
+    }
+
+    /// How many tokens exist in total.
+    pub fn total(&self) -> usize {
+        self.0.total
+    }
+
+    /// How many tokens are free right now (a snapshot, for tests and metrics).
+    pub fn available(&self) -> usize {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait until a token is free and take it.
+    pub fn acquire(&self) -> CoreToken {
+        let mut free = self.0.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.0.wake.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        CoreToken {
+            inner: Arc::clone(&self.0),
+        }
+    }
+}
+
+impl Drop for CoreToken {
+    fn drop(&mut self) {
+        let mut free = self.inner.free.lock().unwrap_or_else(|e| e.into_inner());
+        *free += 1;
+        self.inner.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn never_more_holders_than_tokens() {
+        let tokens = CoreTokens::new(2);
+        let inside = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..6)
+            .map(|_| {
+                let (tokens, inside, peak) = (tokens.clone(), inside.clone(), peak.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        let _t = tokens.acquire();
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_micros(200));
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
+        assert_eq!(tokens.available(), 2);
+    }
+
+    #[test]
+    fn zero_means_one() {
+        assert_eq!(CoreTokens::new(0).total(), 1);
+    }
+}
