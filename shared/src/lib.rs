@@ -8,6 +8,7 @@ pub mod fault;
 pub mod manifest;
 pub mod msg;
 pub mod ordmap;
+pub mod pyjson;
 pub mod pyrandom;
 pub mod report;
 pub mod results;
