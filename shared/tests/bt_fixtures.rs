@@ -259,3 +259,28 @@ fn output_has_reference_members_then_intervals() {
         }
     }
 }
+
+#[test]
+fn bt_json_text_is_the_reference_text_plus_intervals() {
+    let mut compared = 0;
+    for case in cases()
+        .into_iter()
+        .filter(|c| c.raw.get("expect").is_some())
+    {
+        let fit = bt::fit(&case.games, &case.roster, &case.sizes, &case.anchor);
+        let mut doc = bt::bt_json(&fit);
+        let ours = doc.as_object_mut().unwrap();
+        assert!(ours.remove("ci95").is_some() && ours.remove("ci_method").is_some());
+        let text = shared::pyjson::to_string_pretty(&doc, false);
+        assert_eq!(
+            text,
+            case.raw["expect"]["bt_json"].as_str().unwrap(),
+            "{}",
+            case.title
+        );
+        compared += 1;
+    }
+    assert!(compared >= 8);
+    let refused = bt::bt_json(&Err(BtError::NoValidGames(vec![4])));
+    assert!(refused["unavailable"].as_str().unwrap().contains('4'));
+}

@@ -62,7 +62,8 @@ for title, roster, sizes, anchor, rows in cases:
     try:
         r = fit(rows, roster, sizes, anchor)
         case['expect'] = dict(ratings=r['ratings'], rating_bits={k: bits(v) for k, v in r['ratings'].items()},
-                              valid_games_by_size=r['valid_games_by_size'], iterations=r['iterations'])
+                              valid_games_by_size=r['valid_games_by_size'], iterations=r['iterations'],
+                              bt_json=json.dumps(r, ensure_ascii=False, indent=2))
     except ValueError as e:
         case['error'] = str(e)
     out.append(case)

@@ -8,7 +8,7 @@ mod incremental;
 mod output;
 
 pub use incremental::Incremental;
-pub use output::{BtFit, CI_METHOD, SCALE, SIZE_WEIGHT, SMOOTHING};
+pub use output::{bt_json, BtFit, CI_METHOD, SCALE, SIZE_WEIGHT, SMOOTHING};
 
 use crate::results::GameResult;
 use std::collections::HashMap;

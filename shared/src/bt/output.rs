@@ -47,6 +47,15 @@ impl BtFit {
     }
 }
 
+/// The `bt.json` document: the fit, or `{"unavailable": reason}` as the reference writes when
+/// fitting is refused. Write it with [`crate::pyjson::to_string_pretty`] for the reference's text.
+pub fn bt_json(result: &Result<BtFit, super::BtError>) -> serde_json::Value {
+    match result {
+        Ok(fit) => serde_json::to_value(fit).unwrap_or(serde_json::Value::Null),
+        Err(e) => serde_json::json!({ "unavailable": e.to_string() }),
+    }
+}
+
 struct Pairs<'a, K, V>(&'a [(K, V)]);
 
 impl<K: std::fmt::Display, V: Serialize> Serialize for Pairs<'_, K, V> {
