@@ -56,6 +56,13 @@ impl Stage {
     }
 }
 
+/// `struct landlock_path_beneath_attr` (packed in the kernel's uapi).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
 /// One mount(2) call, prepared.
 pub(crate) struct MountOp {
     pub src: CString,
@@ -74,6 +81,9 @@ pub(crate) struct InitPlan {
     /// `cgroup.procs` files to join (write "0").
     pub cgroup_procs: Vec<RawFd>,
     pub mounts: Vec<MountOp>,
+    /// After the mounts: give the bot full access below this path (the fresh tmpfs scratch,
+    /// a new inode the parent could not name in its landlock ruleset), with this access mask.
+    pub landlock_after_mount: Option<(CString, u64)>,
     /// Pid 1 of a pid namespace: kill(-1) ends everything. Otherwise: a subreaper that kills
     /// its (adopted) children one by one.
     pub pid_namespace: bool,
@@ -248,6 +258,31 @@ unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
         if libc::mount(m.src.as_ptr(), m.target.as_ptr(), fstype, m.flags, data) != 0 {
             fail(p.err_w, Stage::Mount);
         }
+    }
+    if let (Some((path, access)), Some(ruleset)) = (&init.landlock_after_mount, p.landlock_fd) {
+        let dir = libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        );
+        if dir < 0 {
+            fail(p.err_w, Stage::Landlock);
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: *access,
+            parent_fd: dir,
+        };
+        let rule_path_beneath = 1;
+        if libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            rule_path_beneath,
+            &attr as *const _,
+            0,
+        ) != 0
+        {
+            fail(p.err_w, Stage::Landlock);
+        }
+        libc::close(dir);
     }
     if !init.pid_namespace && libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
         fail(p.err_w, Stage::Subreaper);

@@ -63,6 +63,12 @@ pub(crate) fn ruleset(policy: &FsPolicy) -> Result<Option<OwnedFd>, String> {
     Ok(rs.into())
 }
 
+/// The landlock access mask for "everything" on this kernel (for rules added in the child).
+pub(crate) fn full_access_bits(host_abi: i32) -> u64 {
+    let abi = ABI::from(host_abi.min(6));
+    AccessFs::from_all(abi).bits()
+}
+
 /// The dynamic loader of this system: execve opens it with exec intent, so it needs `exec`.
 pub(crate) fn dynamic_loader() -> Option<PathBuf> {
     ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]

@@ -169,7 +169,7 @@ impl SandboxConfig {
         if mode != SandboxMode::Off {
             match host.landlock_abi {
                 abi if abi > 0 => parts.push(format!(
-                    "landlock ABI {abi}: read/exec /usr + program folder, read-write scratch only{}",
+                    "landlock ABI {abi}: read /usr, read+exec its own program copy, read-write scratch only{}",
                     if abi >= 6 { ", signals scoped" } else { "" }
                 )),
                 _ => parts.push("landlock UNAVAILABLE (filesystem not confined)".into()),

@@ -246,6 +246,14 @@ fn prepare_and_launch(
                 .as_ref()
                 .map(|c| c.procs_fds())
                 .unwrap_or_default(),
+            landlock_after_mount: if full && spec.tmpfs_scratch && host.landlock_abi > 0 {
+                Some((
+                    cstr(scratch.as_os_str().as_encoded_bytes(), "scratch path")?,
+                    lock::full_access_bits(host.landlock_abi),
+                ))
+            } else {
+                None
+            },
             mounts,
             pid_namespace: full,
         });

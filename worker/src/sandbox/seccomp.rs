@@ -2,7 +2,8 @@
 //! with `seccompiler` (plus one hand-written guard against x32 syscall numbers):
 //! - KILL the process (reported as `forbidden_syscall`): debugging other processes, kernel and
 //!   mount administration, keyrings, eBPF, namespaces;
-//! - EPERM: sockets other than AF_UNIX, `kill(-1, ..)`, io_uring, clone with namespace flags;
+//! - EPERM: sockets other than AF_UNIX, `kill(-1, ..)`, setsid/setpgid (a bot's processes stay
+//!   in its process group), io_uring, clone with namespace flags;
 //! - ENOSYS: clone3 (so libc falls back to clone, whose flags the EPERM filter can inspect).
 
 use std::collections::BTreeMap;
@@ -75,7 +76,7 @@ const NAMESPACE_FLAGS: [i32; 7] = [
 pub(crate) fn describe() -> String {
     format!(
         "seccomp: kill on {} syscalls (ptrace, process_vm_*, kexec, mount, keyctl, bpf, ...) and x32; \
-         EPERM on non-AF_UNIX sockets, kill(-1), io_uring, namespace clone flags; ENOSYS on clone3",
+         EPERM on non-AF_UNIX sockets, kill(-1), setsid/setpgid, io_uring, namespace clone flags; ENOSYS on clone3",
         KILLED.len()
     )
 }
@@ -132,7 +133,11 @@ fn build() -> Result<Vec<Vec<libc::sock_filter>>, seccompiler::Error> {
         )?])?);
     }
     eperm.insert(libc::SYS_clone, clone_rules);
+    // setsid/setpgid: a bot's processes stay in the bot's process group and session, so one
+    // signal to the group stops (between turns) or kills all of them.
     for nr in [
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
