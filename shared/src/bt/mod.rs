@@ -177,8 +177,9 @@ fn comparisons(
         return Err(BtError::NoValidGames(missing));
     }
     let n = players.names.len();
-    let mut slot = vec![u32::MAX; n * n];
-    let mut pairs: Vec<Pair> = Vec::new();
+    // (weighted games, weighted wins of the first, seen) per ordered cell.
+    let mut acc = vec![(0.0f64, 0.0f64, false); n * n];
+    let mut first_seen: Vec<usize> = Vec::new();
     let total = valid.len() as f64;
     let weights: Vec<(usize, f64)> = counts
         .iter()
@@ -209,34 +210,47 @@ fn comparisons(
         seat.clear();
         for name in &g.names[..s] {
             match players.index.get(name.as_str()) {
-                Some(&i) => seat.push(i),
+                Some(&i) => seat.push(players.order[i]),
                 None => return Err(BtError::UnknownPlayer(name.clone())),
             }
         }
+        // Seats as name-order positions: pairs are oriented by name, accumulated per cell.
+        let ranks = &g.ranks[..s];
         for i in 0..s {
-            for j in i + 1..s {
-                let (mut a, mut b) = (seat[i], seat[j]);
-                let mut win = outcome(g.ranks[i], g.ranks[j]);
-                if players.order[a] > players.order[b] {
-                    std::mem::swap(&mut a, &mut b);
-                    win = 1.0 - win;
+            let (pi, ri) = (seat[i], ranks[i]);
+            for (&pj, &rj) in seat[i + 1..s].iter().zip(&ranks[i + 1..s]) {
+                // Branch-free (ranks are unpredictable): orient, then 1 / 0.5 / 0 for the first.
+                let swap = pi > pj;
+                let k = if swap { pj * n + pi } else { pi * n + pj };
+                let (ra, rb) = if swap { (rj, ri) } else { (ri, rj) };
+                let win = 0.5 * f64::from(u8::from(ra < rb) + u8::from(ra <= rb));
+                let cell = &mut acc[k];
+                if !cell.2 {
+                    cell.2 = true;
+                    first_seen.push(k);
                 }
-                let k = &mut slot[a * n + b];
-                if *k == u32::MAX {
-                    *k = pairs.len() as u32;
-                    pairs.push(Pair {
-                        a,
-                        b,
-                        g: 0.0,
-                        w: 0.0,
-                    });
-                }
-                let p = &mut pairs[*k as usize];
-                p.g += weight;
-                p.w += weight * win;
+                cell.0 += weight;
+                cell.1 += weight * win;
             }
         }
     }
+    // Back from name-order positions to roster indices, pairs in first-observation order.
+    let mut by_order = vec![0; n];
+    for (p, &o) in players.order.iter().enumerate() {
+        by_order[o] = p;
+    }
+    let pairs = first_seen
+        .iter()
+        .map(|&k| {
+            let (g, w, _) = acc[k];
+            Pair {
+                a: by_order[k / n],
+                b: by_order[k % n],
+                g,
+                w,
+            }
+        })
+        .collect();
     Ok((pairs, counts))
 }
 
