@@ -177,6 +177,29 @@ impl Game {
         })
     }
 
+    /// Makes this game a copy of `other`, reusing this game's buffers (no allocation when the
+    /// sizes match): restarting a benchmark or a search from a saved position.
+    pub fn reset_to(&mut self, other: &Game) {
+        self.params = other.params;
+        self.side = other.side;
+        self.n = other.n;
+        self.t = other.t;
+        self.over = other.over;
+        self.tiles.clone_from(&other.tiles);
+        self.bomb_here.clone_from(&other.bomb_here);
+        self.bombs.clone_from(&other.bombs);
+        self.own_bombs.clone_from(&other.own_bombs);
+        self.src_expiry.clone_from(&other.src_expiry);
+        self.flame_expiry.clone_from(&other.flame_expiry);
+        self.flame_cells.clone_from(&other.flame_cells);
+        self.players.clone_from(&other.players);
+        self.alive = other.alive;
+        self.kills.clone_from(&other.kills);
+        self.bombs_placed.clone_from(&other.bombs_placed);
+        self.boxes_broken.clone_from(&other.boxes_broken);
+        self.scratch.clone_from(&other.scratch);
+    }
+
     pub fn params(&self) -> &Params {
         &self.params
     }

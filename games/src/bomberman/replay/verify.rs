@@ -316,7 +316,10 @@ fn check_result(r: &Replay, game: &Game) -> Result<(), VerifyError> {
     fresh.shift_remove("timing");
     for (k, v) in &fresh {
         if stored.get(k) != Some(v) {
-            let s = stored.get(k).map(|s| s.to_string()).unwrap_or_else(|| "missing".into());
+            let s = stored
+                .get(k)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "missing".into());
             return Err(VerifyError::ResultDiffers {
                 field: k.clone(),
                 stored: s,
