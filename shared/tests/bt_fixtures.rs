@@ -284,3 +284,20 @@ fn bt_json_text_is_the_reference_text_plus_intervals() {
     let refused = bt::bt_json(&Err(BtError::NoValidGames(vec![4])));
     assert!(refused["unavailable"].as_str().unwrap().contains('4'));
 }
+
+#[test]
+fn repeated_size_is_handled_like_batch() {
+    let case = cases()
+        .into_iter()
+        .find(|c| c.title.starts_with("six players"))
+        .unwrap();
+    let sizes = [2, 3, 2, 4];
+    let batch = bt::fit(&case.games, &case.roster, &sizes, &case.anchor).unwrap();
+    let mut inc = Incremental::new(&case.roster, &sizes, &case.anchor);
+    case.games.iter().for_each(|g| inc.push(g));
+    let exact = inc.fit_exact().unwrap();
+    assert_eq!(batch.iterations, exact.iterations);
+    for ((_, x), (_, y)) in batch.ratings.iter().zip(&exact.ratings) {
+        assert!((x - y).abs() <= 1e-9, "{x} vs {y}");
+    }
+}

@@ -158,12 +158,18 @@ impl Incremental {
         if !self.players.index.contains_key(&self.anchor) {
             return Err(BtError::AnchorNotPlayer(self.anchor.clone()));
         }
+        // Counts live at a size's first position (a repeated size shares them, as in batch).
+        let count_of = |s: usize| {
+            self.sizes
+                .iter()
+                .position(|&x| x == s)
+                .map_or(0, |i| self.counts[i])
+        };
         let missing: Vec<usize> = self
             .sizes
             .iter()
-            .zip(&self.counts)
-            .filter(|(_, &c)| c == 0)
-            .map(|(&s, _)| s)
+            .copied()
+            .filter(|&s| count_of(s) == 0)
             .collect();
         if !missing.is_empty() {
             return Err(BtError::NoValidGames(missing));
