@@ -68,6 +68,7 @@ pub struct CompileCache {
     identity: String,
     timeout: Duration,
     locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    compiles: AtomicU64,
 }
 
 static BUILD_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -112,7 +113,13 @@ impl CompileCache {
             identity,
             timeout: Duration::from_secs(120),
             locks: Mutex::new(HashMap::new()),
+            compiles: AtomicU64::new(0),
         })
+    }
+
+    /// How many times this cache ran the compiler (cache hits do not count).
+    pub fn compile_count(&self) -> u64 {
+        self.compiles.load(Ordering::Relaxed)
     }
 
     /// The compiler identity that is part of every key (path, version, target).
@@ -164,6 +171,7 @@ impl CompileCache {
         if exe.is_file() {
             return Ok(exe);
         }
+        self.compiles.fetch_add(1, Ordering::Relaxed);
         self.compile(source, &text, &exe)?;
         Ok(exe)
     }

@@ -1,7 +1,8 @@
-//! The hostile suite: every program of `bots/hostile/` runs in the strongest sandbox this host
-//! offers, next to a well-behaved bot. Each test asserts that the worker survives, the other bot
-//! plays on, the fault is classified right, and no process or file is left behind. Where the
-//! host lacks a primitive the test prints why and skips (fails under FARM_REQUIRE_SANDBOX=1).
+//! The hostile suite: every program of `bots/hostile/` runs in every sandbox mode this host
+//! offers (the ones only `Full` contains: only there), next to a well-behaved bot.
+//! Each test asserts that the worker survives, the other bot plays on, the fault is classified
+//! right, and no process or file is left behind. Where the host lacks a primitive the test
+//! prints why and skips (fails under FARM_REQUIRE_SANDBOX=1).
 
 mod common;
 
@@ -26,45 +27,85 @@ fn attacks(stderr: &str) -> (Vec<&str>, Vec<&str>) {
     (blocked, ok)
 }
 
-fn expect_fault(name: &str, kind: FaultKind, turn: u32) -> Option<Pair> {
-    let cfg = strongest()?;
-    let pair = play_pair(&hostile(name), &cfg, 3);
-    let f = pair
-        .fault
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no fault; answers {:?}", pair.bad_answers));
-    assert_eq!((f.kind, f.turn), (kind, turn), "{name}: {f:?}");
-    Some(pair)
+/// The `Full` sandbox only: for attacks that only its cgroups / uid / pid namespace contain.
+fn full_only() -> Vec<SandboxConfig> {
+    sandboxes()
+        .into_iter()
+        .filter(|c| c.effective_mode() == SandboxMode::Full)
+        .collect()
+}
+
+fn expect_fault_in(cfgs: Vec<SandboxConfig>, name: &str, kind: FaultKind, turn: u32) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for cfg in cfgs {
+        let pair = play_pair(&hostile(name), &cfg, 3);
+        let f = pair.fault.clone().unwrap_or_else(|| {
+            panic!(
+                "{name} ({:?}): no fault; answers {:?}",
+                cfg.mode, pair.bad_answers
+            )
+        });
+        assert_eq!(
+            (f.kind, f.turn),
+            (kind, turn),
+            "{name} ({:?}): {f:?}",
+            cfg.mode
+        );
+        out.push(pair);
+    }
+    out
+}
+
+fn expect_fault(name: &str, kind: FaultKind, turn: u32) -> Vec<Pair> {
+    expect_fault_in(sandboxes(), name, kind, turn)
 }
 
 /// The attack must be tried, must fail every time, and the bot plays every turn without fault.
-fn expect_blocked(name: &str, args: &[&str], min_attempts: usize) -> Option<Pair> {
-    let cfg = strongest()?;
-    let pair = play_pair(&with_args(hostile(name), args), &cfg, 3);
-    assert!(
-        pair.fault.is_none(),
-        "{name}: {:?}\n{}",
-        pair.fault,
-        pair.bad.stderr_tail
-    );
-    assert_eq!(pair.bad_answers, ["0 S 0", "1 S 0", "2 S 0"], "{name}");
-    let (blocked, succeeded) = attacks(&pair.bad.stderr_tail);
-    assert!(
-        succeeded.is_empty(),
-        "{name}: attacks succeeded: {succeeded:#?}"
-    );
-    assert!(
-        blocked.len() >= min_attempts,
-        "{name}: only {} attempts:\n{}",
-        blocked.len(),
-        pair.bad.stderr_tail
-    );
-    Some(pair)
+fn expect_blocked_in(
+    cfgs: Vec<SandboxConfig>,
+    name: &str,
+    args: &[&str],
+    min_attempts: usize,
+) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for cfg in cfgs {
+        let pair = play_pair(&with_args(hostile(name), args), &cfg, 3);
+        let mode = cfg.mode;
+        assert!(
+            pair.fault.is_none(),
+            "{name} ({mode:?}): {:?}\n{}",
+            pair.fault,
+            pair.bad.stderr_tail
+        );
+        assert_eq!(
+            pair.bad_answers,
+            ["0 S 0", "1 S 0", "2 S 0"],
+            "{name} ({mode:?})"
+        );
+        let (blocked, succeeded) = attacks(&pair.bad.stderr_tail);
+        assert!(
+            succeeded.is_empty(),
+            "{name} ({mode:?}): attacks succeeded: {succeeded:#?}"
+        );
+        assert!(
+            blocked.len() >= min_attempts,
+            "{name} ({mode:?}): only {} attempts:\n{}",
+            blocked.len(),
+            pair.bad.stderr_tail
+        );
+        out.push(pair);
+    }
+    out
+}
+
+fn expect_blocked(name: &str, args: &[&str], min_attempts: usize) -> Vec<Pair> {
+    expect_blocked_in(sandboxes(), name, args, min_attempts)
 }
 
 #[test]
 fn fork_bomb_times_out_and_is_contained() {
-    if let Some(p) = expect_fault("fork_bomb", FaultKind::Timeout, 1) {
+    // Only the full sandbox bounds the number of processes (pids cgroup, per-uid NPROC).
+    for p in expect_fault_in(full_only(), "fork_bomb", FaultKind::Timeout, 1) {
         println!("fork bomb: {}", p.fault.unwrap().detail);
     }
 }
@@ -81,16 +122,22 @@ fn spinning_forever_times_out() {
 
 #[test]
 fn spinning_past_the_cpu_budget_is_a_cpu_fault() {
-    let Some(mut cfg) = strongest() else { return };
-    cfg.limits.cpu_seconds = 1;
-    let tokens = CoreTokens::new(1);
-    let mut b = Bot::spawn(&hostile("spin"), &cfg, &tokens, 0).unwrap();
-    b.exchange(0, &turn_input(0), FIRST).unwrap();
-    let f = b
-        .exchange(1, &turn_input(1), Duration::from_secs(4))
-        .unwrap_err();
-    assert_eq!((f.kind, f.turn), (FaultKind::CpuLimit, 1), "{f:?}");
-    assert!(b.finish().leftovers.is_empty());
+    for mut cfg in modes() {
+        cfg.limits.cpu_seconds = 1;
+        let tokens = CoreTokens::new(1);
+        let mut b = Bot::spawn(&hostile("spin"), &cfg, &tokens, 0).unwrap();
+        b.exchange(0, &turn_input(0), FIRST).unwrap();
+        let f = b
+            .exchange(1, &turn_input(1), Duration::from_secs(4))
+            .unwrap_err();
+        assert_eq!(
+            (f.kind, f.turn),
+            (FaultKind::CpuLimit, 1),
+            "{:?}: {f:?}",
+            cfg.mode
+        );
+        assert!(b.finish().leftovers.is_empty());
+    }
 }
 
 #[test]
@@ -105,7 +152,7 @@ fn a_gigabyte_on_stdout_is_bad_output() {
 
 #[test]
 fn a_gigabyte_on_stderr_is_an_output_flood_and_kept_bounded() {
-    if let Some(p) = expect_fault("stderr_flood", FaultKind::OutputFlood, 1) {
+    for p in expect_fault("stderr_flood", FaultKind::OutputFlood, 1) {
         assert!(
             p.bad.stderr_tail.len() < 64 * 1024,
             "{}",
@@ -125,7 +172,7 @@ fn writing_outside_the_scratch_dir_is_refused() {
         .unwrap()
         .join("matchfarm-escaped.txt");
     let args = [target.to_str().unwrap(), cwd_target.to_str().unwrap()];
-    if let Some(p) = expect_blocked("write_outside", &args, 5) {
+    for p in expect_blocked("write_outside", &args, 5) {
         assert!(
             p.bad.stderr_tail.contains("scratch write: ok"),
             "{}",
@@ -149,7 +196,7 @@ fn the_workers_environment_cannot_be_read() {
     let secret = "matchfarm-secret-4f1c2e";
     // SAFETY (edition 2021: safe fn): set once; nothing in this test binary reads it concurrently.
     std::env::set_var("FARM_TEST_SECRET", secret);
-    if let Some(p) = expect_blocked("proc_environ", &[], 1) {
+    for p in expect_blocked("proc_environ", &[], 1) {
         assert!(!p.bad.stderr_tail.contains(secret));
     }
 }
@@ -159,7 +206,7 @@ fn no_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    if let Some(p) = expect_blocked("connect", &[&port], 6) {
+    for p in expect_blocked("connect", &[&port], 6) {
         assert!(
             p.bad.stderr_tail.contains("unix socketpair: ok"),
             "{}",
@@ -175,18 +222,7 @@ fn no_network() {
 #[test]
 fn kill_minus_one_hurts_nobody() {
     // Only where three layers stand between the call and the host (uid, pid namespace, seccomp).
-    let Some(cfg) = strongest().filter(|c| c.effective_mode() == SandboxMode::Full) else {
-        skip("kill(-1) is only tried in the full sandbox");
-        return;
-    };
-    let pair = play_pair(&hostile("kill_all"), &cfg, 3);
-    assert!(pair.fault.is_none(), "{:?}", pair.fault);
-    let (blocked, succeeded) = attacks(&pair.bad.stderr_tail);
-    assert!(
-        succeeded.is_empty() && blocked.len() == 1,
-        "{}",
-        pair.bad.stderr_tail
-    );
+    expect_blocked_in(full_only(), "kill_all", &[], 1);
 }
 
 #[test]
@@ -209,7 +245,7 @@ fn running_copies_of(program: &str) -> Vec<String> {
 
 #[test]
 fn a_double_forked_daemon_dies_with_the_match() {
-    if let Some(p) = expect_blocked("daemon", &[], 1) {
+    for p in expect_blocked("daemon", &[], 1) {
         assert!(
             p.bad.stderr_tail.contains("ATTACK setsid: blocked"),
             "{}",
@@ -227,31 +263,27 @@ fn exec_of_a_shell_is_refused() {
 
 #[test]
 fn filling_the_disk_stops_at_the_quota() {
-    let Some(p) = expect_blocked("fill_disk", &[], 0) else {
-        return;
-    };
-    let filled: u64 = p
-        .bad
-        .stderr_tail
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("filled ")?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{}", p.bad.stderr_tail));
-    let l = &SandboxConfig::default().limits;
-    assert!(
-        filled >= 1 << 20,
-        "the scratch dir must be usable: {}",
-        p.bad.stderr_tail
-    );
-    assert!(
-        filled <= l.scratch_quota.max(l.file_size) + (1 << 20),
-        "filled {filled} bytes"
-    );
+    // Only the full sandbox has a quota for the whole scratch dir (a tmpfs); elsewhere only
+    // RLIMIT_FSIZE bounds each file.
+    for p in expect_blocked_in(full_only(), "fill_disk", &[], 0) {
+        let err = &p.bad.stderr_tail;
+        let filled: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("filled ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{err}"));
+        let l = &SandboxConfig::default().limits;
+        assert!(filled >= 1 << 20, "the scratch dir must be usable: {err}");
+        assert!(
+            filled <= l.scratch_quota.max(l.file_size) + (1 << 20),
+            "filled {filled} bytes"
+        );
+    }
 }
 
 /// Work a pondering bot got done between turns, per gap.
@@ -273,17 +305,22 @@ fn ponder_work(cfg: &SandboxConfig) -> Vec<u64> {
 
 #[test]
 fn pondering_with_threads_and_children_does_not_help() {
-    let Some(cfg) = strongest() else { return };
-    let stopped = ponder_work(&cfg);
-    let unstopped = ponder_work(&SandboxConfig {
-        stop_between_turns: false,
-        ..cfg
-    });
-    assert_eq!((stopped.len(), unstopped.len()), (3, 3));
-    let (s, u): (u64, u64) = (stopped.iter().sum(), unstopped.iter().sum());
-    // Without stops a thread and a child count through 3 x 200 ms of gaps; with stops they only
-    // count while the bot runs its own (short) turns.
-    assert!(s * 5 < u, "pondered {s} with stops vs {u} without");
+    for cfg in sandboxes() {
+        let stopped = ponder_work(&cfg);
+        let unstopped = ponder_work(&SandboxConfig {
+            stop_between_turns: false,
+            ..cfg.clone()
+        });
+        assert_eq!((stopped.len(), unstopped.len()), (3, 3));
+        let (s, u): (u64, u64) = (stopped.iter().sum(), unstopped.iter().sum());
+        // Without stops a thread and a child count through 3 x 200 ms of gaps; with stops they
+        // only count while the bot runs its own (short) turns.
+        assert!(
+            s * 5 < u,
+            "{:?}: pondered {s} with stops vs {u} without",
+            cfg.mode
+        );
+    }
 }
 
 #[test]

@@ -161,6 +161,49 @@ impl BotCgroups {
     }
 }
 
+/// Remove what workers that died without cleaning up left under `matchfarm/` (cgroups are
+/// named `<worker pid>-<seq>`): kill their processes and remove the cgroups.
+pub(crate) fn sweep_stale(host: &HostSupport) -> usize {
+    let mut swept = 0;
+    let roots = [
+        &host.cg_memory,
+        &host.cg_pids,
+        &host.cg_cpuacct,
+        &host.cg_unified,
+    ];
+    for root in roots.into_iter().flatten() {
+        let Ok(entries) = std::fs::read_dir(root.join("matchfarm")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let dir = e.path();
+            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+            for _ in 0..100 {
+                let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+                if procs.trim().is_empty() {
+                    break;
+                }
+                for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if std::fs::remove_dir(&dir).is_ok() {
+                swept += 1;
+            }
+        }
+    }
+    swept
+}
+
 fn write(path: &Path, value: &str) -> Result<(), String> {
     std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -42,6 +42,7 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, String> {
     let mode = cfg.effective_mode();
     let host = HostSupport::get();
+    announce(cfg, mode, host);
     let id = format!(
         "{}-{}",
         std::process::id(),
@@ -60,6 +61,27 @@ pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, String>
             Err(e)
         }
     }
+}
+
+/// Once per process and mode: log what the sandbox enforces, and clear what dead workers left.
+fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
+    static FULL: std::sync::Once = std::sync::Once::new();
+    static UNPRIVILEGED: std::sync::Once = std::sync::Once::new();
+    static OFF: std::sync::Once = std::sync::Once::new();
+    let once = match mode {
+        SandboxMode::Full => &FULL,
+        SandboxMode::Unprivileged => &UNPRIVILEGED,
+        _ => &OFF,
+    };
+    once.call_once(|| {
+        tracing::info!(sandbox = %cfg.describe(), "bot sandbox in force");
+        if mode == SandboxMode::Full {
+            let swept = super::cgroup::sweep_stale(host);
+            if swept > 0 {
+                tracing::warn!(swept, "removed cgroups left by workers that died");
+            }
+        }
+    });
 }
 
 fn prepare_and_launch(

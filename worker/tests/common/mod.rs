@@ -134,6 +134,21 @@ pub fn modes() -> Vec<SandboxConfig> {
     out
 }
 
+/// Every sandboxed configuration this host supports (Full first), skips printed.
+pub fn sandboxes() -> Vec<SandboxConfig> {
+    let mut out = Vec::new();
+    for mode in [SandboxMode::Full, SandboxMode::Unprivileged] {
+        match sandbox_unavailable(mode) {
+            None => out.push(SandboxConfig {
+                mode,
+                ..SandboxConfig::default()
+            }),
+            Some(why) => skip(&format!("{} mode: {why}", mode.as_str())),
+        }
+    }
+    out
+}
+
 /// The sandboxed configuration for hostile tests (Full when possible).
 pub fn strongest() -> Option<SandboxConfig> {
     for mode in [SandboxMode::Full, SandboxMode::Unprivileged] {
