@@ -91,6 +91,7 @@ fn ingest(
     sizes: &[usize],
     anchor: &str,
     refit_every: Option<usize>,
+    render: bool,
 ) -> Duration {
     let mut inc = Incremental::new(roster, sizes, anchor);
     let mut tally = Tally::new(roster, sizes);
@@ -101,7 +102,11 @@ fn ingest(
         if let Some(k) = refit_every {
             if (i + 1) % k == 0 {
                 let fit = inc.fit();
-                black_box(tally.render(Some(&fit)));
+                if render {
+                    black_box(tally.render(Some(&fit)));
+                } else {
+                    black_box(fit.ok());
+                }
             }
         }
     }
@@ -175,22 +180,26 @@ fn main() {
     for count in [10_000usize, 100_000] {
         let set = synthetic(count, &roster, &sizes);
         let reps = if quick { 1 } else { 5 };
-        let push = median(
+        let best = |every, render| {
             (0..reps)
-                .map(|_| ingest(&set, &roster, &sizes, &anchor, None))
-                .collect(),
-        );
-        let live = median(
-            (0..reps)
-                .map(|_| ingest(&set, &roster, &sizes, &anchor, Some(25)))
-                .collect(),
-        );
+                .map(|_| ingest(&set, &roster, &sizes, &anchor, every, render))
+                .min()
+                .unwrap_or_default()
+        };
+        let per = |d: Duration| {
+            (
+                d.as_secs_f64() * 1e6 / count as f64,
+                count as f64 / d.as_secs_f64(),
+            )
+        };
+        let (push, push_rate) = per(best(None, false));
+        let (refit, refit_rate) = per(best(Some(1), false));
+        let (live, live_rate) = per(best(Some(25), true));
+        println!("ingest {count} results (min of {reps}):");
         println!(
-            "ingest {count} results: push only {:.3} µs/result ({:.0} results/s); with warm refit + render every 25: {:.3} µs/result ({:.0} results/s)",
-            push.as_secs_f64() * 1e6 / count as f64,
-            count as f64 / push.as_secs_f64(),
-            live.as_secs_f64() * 1e6 / count as f64,
-            count as f64 / live.as_secs_f64()
+            "  Incremental::push + Tally::push: {push:.3} µs/result ({push_rate:.0} results/s)"
         );
+        println!("  + warm Incremental::fit after every result: {refit:.3} µs/result ({refit_rate:.0} results/s)");
+        println!("  + warm fit and 汇总.md render every 25 results: {live:.3} µs/result ({live_rate:.0} results/s)");
     }
 }

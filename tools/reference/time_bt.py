@@ -36,3 +36,9 @@ full = [dict(row, result=dict(row['result'], survival_points=[0.0] * row['size']
                               points=[0.0] * row['size'], errors=[0] * row['size'])) for row in rows]
 entrants = [(n, '') for n in names]
 print(f'report() incl. BT at 8930 games: {timed(lambda: report(full, entrants, sizes, anchor), 7)}')
+
+# The reference keeps no rating state: refreshing ratings after one more result means a full
+# fit over all rows so far, and the live report (every --report-every games) reruns report().
+rows10k = synth.rows(10_000, names, sizes, 10_000, 0.02)
+print(f'bt.fit at 10,000 results (one refresh): {timed(lambda: fit(rows10k, names, sizes, anchor), 7)}')
+print(f'report() incl. BT at 10,000 results: {timed(lambda: report(rows10k, entrants, sizes, anchor), 5)}')
