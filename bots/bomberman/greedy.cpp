@@ -7,6 +7,10 @@
 #include <iostream>
 #include <string>
 #include <vector>
+#ifdef BM_TIMING
+#include <chrono>
+#include <ctime>
+#endif
 
 namespace bm {
 
@@ -22,6 +26,22 @@ std::vector<char> tile;            // '#', '+', '.'  row-major y*S+x
 std::vector<Player> pl;
 std::vector<Bomb> bombs;
 std::vector<int> flameLast;        // max last-lethal turn per cell, -1 if none
+std::vector<char> bombCell;        // 1 where a bomb lies
+
+#ifdef BM_TIMING
+// Compile with -DBM_TIMING to get the slowest turn (time from reading TURN to answering) on stderr.
+struct TurnClock {
+  std::chrono::steady_clock::time_point start;
+  std::clock_t cpuStart = 0;
+  double maxMs = 0, sumMs = 0, maxCpu = 0;
+  int turns = 0, maxTurn = -1;
+  ~TurnClock() {
+    std::fprintf(stderr, "timing: %d turns, wall mean %.3f ms max %.3f ms (turn %d), cpu max %.3f ms\n",
+                 turns, turns ? sumMs / turns : 0.0, maxMs, maxTurn, maxCpu);
+  }
+};
+TurnClock turnClock;
+#endif
 
 inline int idx(int x, int y) { return y * S + x; }
 inline int cx(int c) { return c % S; }
@@ -56,12 +76,21 @@ bool readTurn() {
   if (!(std::cin >> w)) return false;
   if (w != "TURN") return false;
   std::cin >> T;
+#ifdef BM_TIMING
+  turnClock.start = std::chrono::steady_clock::now();
+  turnClock.cpuStart = std::clock();
+#endif
   tile.assign(S * S, '#');
   pl.assign(N, Player());
   bombs.clear();
   flameLast.assign(S * S, -1);
   while (std::cin >> w) {
-    if (w == "END") return true;
+    if (w == "END") {
+      bombCell.assign(S * S, 0);
+      for (const Bomb& b : bombs)
+        if (b.x >= 0 && b.y >= 0 && b.x < S && b.y < S) bombCell[idx(b.x, b.y)] = 1;
+      return true;
+    }
     if (w == "BOARD") {
       for (int y = 0; y < S; y++) {
         std::string row;
@@ -97,6 +126,13 @@ bool readTurn() {
 void answer(int mv, bool bomb) {
   std::printf("%d %c %d\n", T, MV[mv], bomb ? 1 : 0);
   std::fflush(stdout);
+#ifdef BM_TIMING
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - turnClock.start).count();
+  turnClock.turns++;
+  turnClock.sumMs += ms;
+  if (ms > turnClock.maxMs) { turnClock.maxMs = ms; turnClock.maxTurn = T; }
+  turnClock.maxCpu = std::max(turnClock.maxCpu, (std::clock() - turnClock.cpuStart) * 1000.0 / CLOCKS_PER_SEC);
+#endif
 }
 
 // Forward model. Bit k of a mask refers to absolute turn T+k.
@@ -234,22 +270,18 @@ void blastCells(int c, Fn fn) {
       if (tile[n] == '#') break;
       fn(n);
       if (tile[n] == '+') break;
-      bool bomb = false;
-      for (const Bomb& b : bombs) if (b.x == x && b.y == y) bomb = true;
-      if (bomb) break;
+      if (bombCell[n]) break;
     }
   }
 }
+
 
 int myBombs(int who) {
   int k = 0;
   for (const Bomb& b : bombs) if (b.owner == who) k++;
   return k;
 }
-bool bombOn(int c) {
-  for (const Bomb& b : bombs) if (idx(b.x, b.y) == c) return true;
-  return false;
-}
+bool bombOn(int c) { return c >= 0 && c < (int)bombCell.size() && bombCell[c]; }
 
 }  // namespace bm
 // ---- end of shared core ----

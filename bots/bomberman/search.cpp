@@ -7,6 +7,10 @@
 #include <iostream>
 #include <string>
 #include <vector>
+#ifdef BM_TIMING
+#include <chrono>
+#include <ctime>
+#endif
 
 namespace bm {
 
@@ -22,6 +26,22 @@ std::vector<char> tile;            // '#', '+', '.'  row-major y*S+x
 std::vector<Player> pl;
 std::vector<Bomb> bombs;
 std::vector<int> flameLast;        // max last-lethal turn per cell, -1 if none
+std::vector<char> bombCell;        // 1 where a bomb lies
+
+#ifdef BM_TIMING
+// Compile with -DBM_TIMING to get the slowest turn (time from reading TURN to answering) on stderr.
+struct TurnClock {
+  std::chrono::steady_clock::time_point start;
+  std::clock_t cpuStart = 0;
+  double maxMs = 0, sumMs = 0, maxCpu = 0;
+  int turns = 0, maxTurn = -1;
+  ~TurnClock() {
+    std::fprintf(stderr, "timing: %d turns, wall mean %.3f ms max %.3f ms (turn %d), cpu max %.3f ms\n",
+                 turns, turns ? sumMs / turns : 0.0, maxMs, maxTurn, maxCpu);
+  }
+};
+TurnClock turnClock;
+#endif
 
 inline int idx(int x, int y) { return y * S + x; }
 inline int cx(int c) { return c % S; }
@@ -56,12 +76,21 @@ bool readTurn() {
   if (!(std::cin >> w)) return false;
   if (w != "TURN") return false;
   std::cin >> T;
+#ifdef BM_TIMING
+  turnClock.start = std::chrono::steady_clock::now();
+  turnClock.cpuStart = std::clock();
+#endif
   tile.assign(S * S, '#');
   pl.assign(N, Player());
   bombs.clear();
   flameLast.assign(S * S, -1);
   while (std::cin >> w) {
-    if (w == "END") return true;
+    if (w == "END") {
+      bombCell.assign(S * S, 0);
+      for (const Bomb& b : bombs)
+        if (b.x >= 0 && b.y >= 0 && b.x < S && b.y < S) bombCell[idx(b.x, b.y)] = 1;
+      return true;
+    }
     if (w == "BOARD") {
       for (int y = 0; y < S; y++) {
         std::string row;
@@ -97,6 +126,13 @@ bool readTurn() {
 void answer(int mv, bool bomb) {
   std::printf("%d %c %d\n", T, MV[mv], bomb ? 1 : 0);
   std::fflush(stdout);
+#ifdef BM_TIMING
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - turnClock.start).count();
+  turnClock.turns++;
+  turnClock.sumMs += ms;
+  if (ms > turnClock.maxMs) { turnClock.maxMs = ms; turnClock.maxTurn = T; }
+  turnClock.maxCpu = std::max(turnClock.maxCpu, (std::clock() - turnClock.cpuStart) * 1000.0 / CLOCKS_PER_SEC);
+#endif
 }
 
 // Forward model. Bit k of a mask refers to absolute turn T+k.
@@ -234,22 +270,18 @@ void blastCells(int c, Fn fn) {
       if (tile[n] == '#') break;
       fn(n);
       if (tile[n] == '+') break;
-      bool bomb = false;
-      for (const Bomb& b : bombs) if (b.x == x && b.y == y) bomb = true;
-      if (bomb) break;
+      if (bombCell[n]) break;
     }
   }
 }
+
 
 int myBombs(int who) {
   int k = 0;
   for (const Bomb& b : bombs) if (b.owner == who) k++;
   return k;
 }
-bool bombOn(int c) {
-  for (const Bomb& b : bombs) if (idx(b.x, b.y) == c) return true;
-  return false;
-}
+bool bombOn(int c) { return c >= 0 && c < (int)bombCell.size() && bombCell[c]; }
 
 }  // namespace bm
 // ---- end of shared core ----
@@ -275,7 +307,7 @@ static std::vector<int> potential(const Future& fb) {
   for (int c = 0; c < C; c++) {
     if (tile[c] != '.') continue;
     int wt = wallTurn(c);
-    if (wt - T <= 12) continue;  // about to become wall: never a target
+    if (wt - T <= SI + 5) continue;  // next ring to become wall: never a target
     int v = 0;
     int hits = 0;
     bool hitsOpp = false;
@@ -317,6 +349,9 @@ static std::vector<int> potential(const Future& fb) {
 
 struct Choice { int mv; bool bomb; };
 
+// Deadlock breaker memory: two bots that keep asking for the same cell both stay forever.
+static int lastCell = -1, lastMove = 0, stuck = 0;
+
 static Choice decide() {
   if (ME < 0 || ME >= N || !pl[ME].alive) return {0, false};
   int C = S * S;
@@ -337,7 +372,21 @@ static Choice decide() {
     if (i == ME || !pl[i].alive) continue;
     int d = std::abs(pl[i].x - pl[ME].x) + std::abs(pl[i].y - pl[ME].y);
     int oc = idx(pl[i].x, pl[i].y);
-    if (d <= RANGE + 3 && myBombs(i) < CAP && !bombOn(oc)) pess.push_back({i, pl[i].x, pl[i].y, T + FUSE});
+    if (d > RANGE + 4) continue;
+    int budget = CAP - myBombs(i);
+    if (budget > 0 && !bombOn(oc)) { pess.push_back({i, pl[i].x, pl[i].y, T + FUSE}); budget--; }
+    // ...or it steps towards us and bombs next turn
+    if (budget > 0) {
+      int bestA = -1, bestD = 1 << 30;
+      for (int dd = 1; dd < 5; dd++) {
+        int ax = pl[i].x + DX[dd], ay = pl[i].y + DY[dd];
+        int a = idx(ax, ay);
+        if (tile[a] != '.' || bombOn(a)) continue;
+        int da = std::abs(ax - pl[ME].x) + std::abs(ay - pl[ME].y);
+        if (da < bestD) { bestD = da; bestA = a; }
+      }
+      if (bestA >= 0 && bestA != myc) pess.push_back({i, cx(bestA), cy(bestA), T + 1 + FUSE});
+    }
   }
   bool anyPess = pess.size() > bombs.size();
   if (anyPess) simulate(pess, pb);
@@ -352,7 +401,7 @@ static Choice decide() {
   for (int i = 0; i < N; i++) {
     if (i == ME || !pl[i].alive) continue;
     int oc = idx(pl[i].x, pl[i].y);
-    bodyP[oc] |= 6u;
+    bodyP[oc] |= ~1u;
     bodyF[oc] |= 2u;
     for (int d = 1; d < 5; d++) {
       int a = idx(pl[i].x + DX[d], pl[i].y + DY[d]);
@@ -386,6 +435,21 @@ static Choice decide() {
     else bombVal -= 5;
   }
 
+  if (lastCell == myc && lastMove != 0) stuck++;
+  else stuck = 0;
+  auto exitsOf = [&](int c, bool placed) {
+    int e = 0;
+    for (int d = 1; d < 5; d++) {
+      int a = idx(cx(c) + DX[d], cy(c) + DY[d]);
+      if (placed && a == myc) continue;
+      if (tile[a] == '.' && !bombOn(a) && wallTurn(a) - T > SI + 5) e++;
+    }
+    return e;
+  };
+  int nearOpp = 1 << 30;
+  for (int i = 0; i < N; i++)
+    if (i != ME && pl[i].alive)
+      nearOpp = std::min(nearOpp, std::abs(pl[i].x - pl[ME].x) + std::abs(pl[i].y - pl[ME].y));
   long long bestScore = -(1LL << 60);
   Choice best{0, false};
   for (int b = 0; b < 2; b++) {
@@ -422,10 +486,16 @@ static Choice decide() {
         score = 100000 + (ps > 0 ? 20000 : 0) + std::min(safe, 6) * 10 + std::min(ps, 6) * 5 +
                 pot[n] + (b ? bombVal : 0);
         if (outs.size() > 1) score -= 3;
+        if (stuck >= 3 && m == lastMove) score -= 5000;
+        if (nearOpp <= 4 && exitsOf(n, b == 1) <= 1) score -= 1500;
+        int wt = wallTurn(n) - T;
+        if (wt <= SI + 5) score -= (SI + 6 - wt) * 1000;
       }
       if (score > bestScore) { bestScore = score; best = {m, b == 1}; }
     }
   }
+  lastCell = myc;
+  lastMove = best.mv;
   return best;
 }
 

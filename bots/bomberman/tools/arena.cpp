@@ -269,7 +269,13 @@ static Result play(std::vector<Bot> bots, uint64_t seed, bool verbose, int timeo
     int liv = 0; for (int i = 0; i < n; i++) liv += alive[i];
     if (liv <= 1 || t >= TL) break;
   }
-  for (auto& b : bots) { if (b.pid > 0) { close(b.in); close(b.out); kill(b.pid, SIGKILL); waitpid(b.pid, nullptr, 0); } }
+  for (auto& b : bots) if (b.pid > 0) close(b.in);  // EOF lets a bot exit on its own
+  for (auto& b : bots) {
+    if (b.pid <= 0) continue;
+    for (int i = 0; i < 50 && waitpid(b.pid, nullptr, WNOHANG) == 0; i++) usleep(4000);
+    if (kill(b.pid, SIGKILL) == 0) waitpid(b.pid, nullptr, 0);
+    close(b.out);
+  }
   Result res; res.turns = t; res.death = death; res.faults = faults;
   std::vector<int> dt(n);
   for (int i = 0; i < n; i++) dt[i] = death[i] < 0 ? 1 << 29 : death[i];
