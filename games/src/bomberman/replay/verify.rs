@@ -82,10 +82,13 @@ fn json_error(e: serde_json::Error) -> VerifyError {
     if e.classify() == serde_json::error::Category::Eof {
         VerifyError::Truncated { line, column }
     } else {
+        let text = e.to_string();
+        let suffix = format!(" at line {line} column {column}");
+        let reason = text.strip_suffix(&suffix).unwrap_or(&text).to_string();
         VerifyError::NotJson {
             line,
             column,
-            reason: e.to_string(),
+            reason,
         }
     }
 }
