@@ -7,7 +7,7 @@
 use num_rational::Ratio;
 use thiserror::Error;
 
-use super::action::{Action, Input, Move};
+use super::action::{Action, Input};
 use super::events::{BombFailure, DeathCause, Event};
 use super::map::{Map, Tile};
 use super::params::Params;
@@ -60,15 +60,15 @@ pub(super) struct Player {
 
 /// Buffers reused by every step.
 #[derive(Debug, Clone, Default)]
-struct Scratch {
-    target: Vec<usize>,
-    stay: Vec<bool>,
-    wants_bomb: Vec<bool>,
-    detonating: Vec<bool>,
-    queue: Vec<usize>,
+pub(super) struct Scratch {
+    pub target: Vec<usize>,
+    pub stay: Vec<bool>,
+    pub wants_bomb: Vec<bool>,
+    pub detonating: Vec<bool>,
+    pub queue: Vec<usize>,
     /// Per cell: owners whose fire reached it this turn (bit mask).
-    burn: Vec<u16>,
-    burned: Vec<usize>,
+    pub burn: Vec<u16>,
+    pub burned: Vec<usize>,
 }
 
 /// A running match: the state at the start of turn `turn()`.
@@ -95,7 +95,7 @@ pub struct Game {
     pub(super) kills: Vec<Ratio<i64>>,
     pub(super) bombs_placed: Vec<u32>,
     pub(super) boxes_broken: Vec<u32>,
-    scratch: Scratch,
+    pub(super) scratch: Scratch,
 }
 
 impl Game {
@@ -295,7 +295,7 @@ impl Game {
         }
     }
 
-    fn kill(
+    pub(super) fn kill(
         &mut self,
         p: usize,
         cause: DeathCause,
@@ -483,235 +483,4 @@ impl Game {
             self.bomb_here[b.x as usize + b.y as usize * self.side] = true;
         }
     }
-
-    /// Phase 3: simultaneous movement.
-    fn phase_move(&mut self, inputs: &[Input], ev: &mut Option<&mut Vec<Event>>) {
-        let n = self.n;
-        let s = self.side;
-        let sc = &mut self.scratch;
-        for p in 0..n {
-            let pl = self.players[p];
-            sc.stay[p] = false;
-            if !pl.alive {
-                continue;
-            }
-            let mv = match inputs[p] {
-                Input::Act(a) => a.mv,
-                Input::Fault => Move::Stay,
-            };
-            let c = pl.cell;
-            let to = match mv {
-                Move::Up => c - s,
-                Move::Down => c + s,
-                Move::Left => c - 1,
-                Move::Right => c + 1,
-                Move::Stay => c,
-            };
-            let free = to == c || (self.tiles[to] == Tile::Empty && !self.bomb_here[to]);
-            sc.target[p] = if free { to } else { c };
-        }
-        // Same target (own cell counts): all of them stay.
-        for p in 0..n {
-            if !self.players[p].alive {
-                continue;
-            }
-            let tp = sc.target[p];
-            for q in 0..n {
-                if q != p && self.players[q].alive && sc.target[q] == tp {
-                    sc.stay[p] = true;
-                    break;
-                }
-            }
-        }
-        for p in 0..n {
-            if sc.stay[p] {
-                sc.target[p] = self.players[p].cell;
-            }
-        }
-        // Whoever heads for the cell of a player who stays, stays too; until stable.
-        loop {
-            let mut changed = false;
-            for p in 0..n {
-                if !self.players[p].alive || sc.stay[p] || sc.target[p] == self.players[p].cell {
-                    continue;
-                }
-                let tp = sc.target[p];
-                let blocked = (0..n).any(|q| {
-                    q != p
-                        && self.players[q].alive
-                        && self.players[q].cell == tp
-                        && (sc.stay[q] || sc.target[q] == tp)
-                });
-                if blocked {
-                    sc.stay[p] = true;
-                    sc.target[p] = self.players[p].cell;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        for p in 0..n {
-            if !self.players[p].alive {
-                continue;
-            }
-            let from = self.players[p].cell;
-            self.players[p].cell = sc.target[p];
-            if let Some(ev) = ev.as_deref_mut() {
-                let moved = matches!(inputs[p], Input::Act(a) if a.mv != Move::Stay);
-                if moved && sc.target[p] == from {
-                    ev.push(Event::Blocked { player: p });
-                }
-            }
-        }
-    }
-
-    /// Phase 4: detonations and rays, all against the start-of-phase layout.
-    fn phase_explode(&mut self, ev: &mut Option<&mut Vec<Event>>) {
-        let t = self.t;
-        let s = self.side;
-        let sc = &mut self.scratch;
-        sc.detonating.clear();
-        sc.queue.clear();
-        for (i, b) in self.bombs.iter().enumerate() {
-            let c = b.x as usize + b.y as usize * s;
-            let go = b.explode_at <= t || self.flame_expiry[c] > t;
-            sc.detonating.push(go);
-            if go {
-                sc.queue.push(i);
-            }
-        }
-        if sc.queue.is_empty() {
-            return;
-        }
-        let range = self.params.range as usize;
-        let mut head = 0;
-        while head < sc.queue.len() {
-            let i = sc.queue[head];
-            head += 1;
-            let b = self.bombs[i];
-            let bit = 1u16 << b.owner;
-            let c0 = b.x as usize + b.y as usize * s;
-            if let Some(ev) = ev.as_deref_mut() {
-                let chained = b.explode_at > t;
-                ev.push(Event::Explosion {
-                    owner: b.owner,
-                    x: b.x,
-                    y: b.y,
-                    chained,
-                });
-            }
-            burn(&mut sc.burn, &mut sc.burned, c0, bit);
-            for dir in 0..4 {
-                let mut c = c0;
-                for _ in 0..range {
-                    c = match dir {
-                        0 => c - s,
-                        1 => c + s,
-                        2 => c - 1,
-                        _ => c + 1,
-                    };
-                    match self.tiles[c] {
-                        Tile::Wall => break,
-                        Tile::Box => {
-                            burn(&mut sc.burn, &mut sc.burned, c, bit);
-                            break;
-                        }
-                        Tile::Empty => {}
-                    }
-                    burn(&mut sc.burn, &mut sc.burned, c, bit);
-                    if self.bomb_here[c] {
-                        if let Some(j) = self
-                            .bombs
-                            .iter()
-                            .position(|o| o.x as usize + o.y as usize * s == c)
-                        {
-                            if !sc.detonating[j] {
-                                sc.detonating[j] = true;
-                                sc.queue.push(j);
-                            }
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Phase 5: remove bombs and boxes, lay flames, eliminate players standing in fire.
-    fn phase_flames(&mut self, ev: &mut Option<&mut Vec<Event>>) {
-        let (t, n, s) = (self.t, self.n, self.side);
-        if !self.scratch.queue.is_empty() {
-            let mut k = 0;
-            let det = &self.scratch.detonating;
-            let own = &mut self.own_bombs;
-            let here = &mut self.bomb_here;
-            self.bombs.retain(|b| {
-                let gone = det[k];
-                k += 1;
-                if gone {
-                    own[b.owner] -= 1;
-                    here[b.x as usize + b.y as usize * s] = false;
-                }
-                !gone
-            });
-            self.scratch.queue.clear();
-        }
-        let expiry = t + self.params.flame_turns;
-        for i in 0..self.scratch.burned.len() {
-            let c = self.scratch.burned[i];
-            let mask = std::mem::take(&mut self.scratch.burn[c]);
-            if self.tiles[c] == Tile::Box {
-                self.tiles[c] = Tile::Empty;
-                for o in 0..n {
-                    if mask & (1 << o) != 0 {
-                        self.boxes_broken[o] += 1;
-                    }
-                }
-                if let Some(ev) = ev.as_deref_mut() {
-                    let by = (0..n).filter(|o| mask & (1 << o) != 0).collect();
-                    let (x, y) = ((c % s) as u16, (c / s) as u16);
-                    ev.push(Event::BoxBroken { x, y, by });
-                }
-            }
-            if expiry <= t {
-                continue;
-            }
-            if self.flame_expiry[c] == 0 {
-                self.flame_cells.push(c);
-            }
-            self.flame_expiry[c] = self.flame_expiry[c].max(expiry);
-            for o in 0..n {
-                if mask & (1 << o) != 0 {
-                    let e = &mut self.src_expiry[c * n + o];
-                    *e = (*e).max(expiry);
-                }
-            }
-        }
-        self.scratch.burned.clear();
-        if self.flame_cells.is_empty() {
-            return;
-        }
-        for p in 0..n {
-            let pl = self.players[p];
-            if !pl.alive || self.flame_expiry[pl.cell] <= t {
-                continue;
-            }
-            let mut killers = 0u16;
-            for o in 0..n {
-                if o != p && self.src_expiry[pl.cell * n + o] > t {
-                    killers |= 1 << o;
-                }
-            }
-            self.kill(p, DeathCause::Flame, killers, ev);
-        }
-    }
-}
-
-fn burn(mask: &mut [u16], burned: &mut Vec<usize>, c: usize, bit: u16) {
-    if mask[c] == 0 {
-        burned.push(c);
-    }
-    mask[c] |= bit;
 }

@@ -3,9 +3,13 @@
 
 pub mod action;
 pub mod events;
+mod explosion;
 pub mod game;
+#[cfg(test)]
+mod internal_tests;
 pub mod map;
 pub mod mapgen;
+mod movement;
 pub mod outcome;
 pub mod params;
 pub mod replay;

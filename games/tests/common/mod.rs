@@ -76,7 +76,7 @@ impl Script {
         let r = self.next();
         Action {
             mv: Move::ALL[(r % 5) as usize],
-            bomb: (r >> 8) % bomb_one_in == 0,
+            bomb: (r >> 8).is_multiple_of(bomb_one_in),
         }
     }
 }
