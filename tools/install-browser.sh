@@ -23,7 +23,8 @@ if [ ! -x /usr/bin/chromium ]; then
     [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium still missing after apt-get install"
 fi
 
-command -v npm >/dev/null 2>&1 || fail "npm not found (node 20 with npm is required)"
+command -v node >/dev/null 2>&1 || fail "node not found (node 20 or newer with npm is required)"
+command -v npm >/dev/null 2>&1 || fail "npm not found (node 20 or newer with npm is required)"
 
 cd "$root/tests/browser"
 # npm ci wipes and reinstalls node_modules; skip it when the installed playwright-core already
