@@ -202,6 +202,11 @@ fn viewer_works_in_headless_chromium_on_the_committed_sample() {
     let path = root.join("tests/browser/sample-data.json");
     let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     run_in_browser(&root, "sample", &data, &data);
+
+    // What viewer_data gives for a replay it cannot re-simulate: meta, error and result only.
+    let broken = serde_json::json!({"meta": data["meta"], "error": "turn 3: 1 actions for 2 players",
+        "result": data["result"]});
+    run_in_browser(&root, "sample-error", &broken, &broken);
 }
 
 #[test]

@@ -45,12 +45,13 @@ test(`viewer ${htmlArg}`, async (t) => {
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(`console ${m.type()}: ${m.text()}`); });
     page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+    page.on("dialog", (d) => { errors.push(`dialog ${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
     page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) requests.push(r.url()); });
     await page.goto(pathToFileURL(htmlPath).href);
     await page.waitForSelector("body[data-ready=true]", { timeout: 10000 });
 
     const embedded = await page.evaluate(() => JSON.parse(document.getElementById("replay-data").textContent));
-    const frames = expected.frames ?? embedded.frames;
+    const frames = expected.frames ?? embedded.frames ?? [];
     const F = frames.length;
     const n = expected.names.length;
     const at = async () => {
@@ -70,13 +71,13 @@ test(`viewer ${htmlArg}`, async (t) => {
       assert.equal(s.index, k, "frame index");
       if (k === 0) {
         assert.equal(s.text, "Start");
-        assert.equal(s.players, posKey(embedded.initial.players), "initial positions on the board");
+        assert.equal(s.players, posKey(embedded.initial?.players ?? []), "initial positions on the board");
       } else {
         const f = frames[k - 1];
         assert.equal(s.turn, f.t, `turn of frame ${k}`);
         assert.match(s.text, new RegExp(`^Turn ${f.t}\\b`));
         assert.equal(s.players, posKey(f.players), `positions drawn at frame ${k}`);
-        if (embedded.frames[k - 1]) assert.equal(s.events, embedded.frames[k - 1].events.length, `events listed at frame ${k}`);
+        if (embedded.frames?.[k - 1]) assert.equal(s.events, embedded.frames[k - 1].events.length, `events listed at frame ${k}`);
       }
       assert.equal(s.finalVisible, k === F, "final table shown exactly at the end");
     };
@@ -84,6 +85,10 @@ test(`viewer ${htmlArg}`, async (t) => {
     await t.test("opens on the initial position", async () => {
       assert.equal(await page.locator("#slider").getAttribute("max"), String(F));
       checkFrame(await at(), 0);
+      // A replay that could not be re-simulated says so on the page.
+      const banner = await page.locator("#error").isVisible();
+      assert.equal(banner, Boolean(embedded.error), "error banner shown exactly when the data has an error");
+      if (embedded.error) assert.match(await page.locator("#error").textContent(), /could not be fully re-simulated/);
       if (shots) await page.screenshot({ path: join(shots, "viewer-start.png"), fullPage: true });
     });
 
@@ -94,7 +99,7 @@ test(`viewer ${htmlArg}`, async (t) => {
         await page.click("#next");
         const s = await at();
         checkFrame(s, k);
-        const a = k === 1 ? embedded.initial.players : frames[k - 2].players;
+        const a = k === 1 ? embedded.initial?.players ?? [] : frames[k - 2].players;
         const b = frames[k - 1];
         const changed = posKey(a) !== posKey(b.players) || JSON.stringify(embedded.frames[k - 1].bombs) !== JSON.stringify(k === 1 ? [] : embedded.frames[k - 2].bombs);
         if (changed) assert.notEqual(s.image, seen[k - 1].image, `board picture changes from frame ${k - 1} to ${k}`);
