@@ -409,6 +409,14 @@ static Choice decide() {
     }
   }
 
+  // endgame: little room left before the last rings close, so pressure the opponents
+  int room = 0;
+  for (int c = 0; c < C; c++)
+    if (tile[c] == '.' && wallTurn(c) > T + SI) room++;
+  int living = 0;
+  for (int i = 0; i < N; i++) if (pl[i].alive) living++;
+  bool endgame = room <= 16;
+  bool duel = endgame && living == 2 && N == 2;
   // value of placing a bomb here now (independent of the move)
   int bombVal = 0;
   if (canBomb) {
@@ -430,6 +438,10 @@ static Choice decide() {
       bool inBlast = false;
       blastCells(myc, [&](int n) { if (n == oc) inBlast = true; });
       if (inBlast) bombVal += 8;
+      if (duel) {
+        bombVal += std::min(8, r0.count - r1.count) * 15;
+        if (inBlast) bombVal += 40;
+      }
     }
     if (bombVal == 0) bombVal = -20;
     else bombVal -= 5;
@@ -471,21 +483,22 @@ static Choice decide() {
         }
         if (contested) outs.push_back(myc);
       }
-      int safe = 1 << 30, depth = 1 << 30, ps = 1 << 30;
-      for (int o : outs) {
-        Reach r = escapeLanded(F, o, &bodyF);
-        safe = std::min(safe, r.count);
-        depth = std::min(depth, r.depth);
-        Reach q = escapeLanded(P, o, &bodyP);
-        ps = std::min(ps, q.count);
+      // main outcome: we land on n; if the move is contested we may stay on myc instead
+      Reach r = escapeLanded(F, n, &bodyF);
+      int safe = r.count, depth = r.depth;
+      int ps = escapeLanded(P, n, &bodyP).count;
+      bool altBad = false, altPessBad = false;
+      if (outs.size() > 1) {
+        altBad = escapeLanded(F, myc, &bodyF).count == 0;
+        altPessBad = escapeLanded(P, myc, &bodyP).count == 0;
       }
       long long score;
       if (safe == 0) {
         score = -1000000 + depth * 1000 + std::min(ps, 6);
       } else {
-        score = 100000 + (ps > 0 ? 20000 : 0) + std::min(safe, 6) * 10 + std::min(ps, 6) * 5 +
+        score = 100000 + (ps > 0 || (duel && b) ? 20000 : 0) + std::min(safe, 6) * 10 + std::min(ps, 6) * 5 +
                 pot[n] + (b ? bombVal : 0);
-        if (outs.size() > 1) score -= 3;
+        if (outs.size() > 1) score -= 3 + (altBad ? 15000 : 0) + (altPessBad ? 3000 : 0);
         if (stuck >= 3 && m == lastMove) score -= 5000;
         if (nearOpp <= 4 && exitsOf(n, b == 1) <= 1) score -= 1500;
         int wt = wallTurn(n) - T;
