@@ -239,6 +239,10 @@ fn viewer_works_in_headless_chromium_on_real_replays() {
     assert!(shrinks > 0, "the pacifist game reaches the shrink");
     run_in_browser(&root, "4p-shrink", &data, &expected);
 
+    // Ten pacifists on 25x25: hundreds of frames of the largest board, into the shrink.
+    let (data, expected) = play(10, 4, &ten, Style::Pacifist, None, u32::MAX);
+    run_in_browser(&root, "10p-shrink", &data, &expected);
+
     // A game with no turns at all.
     let (data, expected) = play(3, 5, &["x", "y", "z"], Style::Wild, None, 0);
     assert_eq!(data["frames"], json!([]));
