@@ -30,25 +30,26 @@ const posKey = (players) => players.map((p) => `${p.x},${p.y},${p.alive ? 1 : 0}
 test(`viewer ${htmlArg}`, async (t) => {
   const profile = mkdtempSync(join(tmpdir(), "viewer-chromium-"));
   // A fresh profile directory per run (playwright passes it as --user-data-dir).
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    ],
-  });
   const errors = [];
   const requests = [];
+  let browser;
   try {
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      ],
+    });
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(`console ${m.type()}: ${m.text()}`); });
     page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
     page.on("dialog", (d) => { errors.push(`dialog ${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
     page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) requests.push(r.url()); });
     await page.goto(pathToFileURL(htmlPath).href);
-    await page.waitForSelector("body[data-ready=true]", { timeout: 10000 });
+    await page.waitForSelector("body[data-ready=true]", { timeout: 30000 });
 
     const embedded = await page.evaluate(() => JSON.parse(document.getElementById("replay-data").textContent));
     const frames = expected.frames ?? embedded.frames ?? [];
@@ -124,7 +125,7 @@ test(`viewer ${htmlArg}`, async (t) => {
         await page.selectOption("#speed", "40");
         await page.locator("body").click({ position: { x: 5, y: 5 } });
         await page.keyboard.press(" ");
-        await page.waitForFunction(() => Number(document.getElementById("turn").dataset.index) > 0, null, { timeout: 5000 });
+        await page.waitForFunction(() => Number(document.getElementById("turn").dataset.index) > 0, null, { timeout: 15000 });
         await page.keyboard.press(" ");
         assert.equal(await page.locator("#play").getAttribute("data-playing"), "false");
         const s = await at();
@@ -187,7 +188,7 @@ test(`viewer ${htmlArg}`, async (t) => {
       assert.deepEqual(requests, []);
     });
   } finally {
-    await browser.close();
+    await browser?.close();
     rmSync(profile, { recursive: true, force: true });
   }
 });
