@@ -14,7 +14,8 @@ pub struct TurnTiming {
     pub wall_us: u64,
     /// CPU time the bot used in that interval (all its threads).
     pub cpu_us: u64,
-    /// Part of `wall_us` the bot spent runnable but waiting for a core (not charged to it).
+    /// Part of `wall_us` spent runnable but waiting for a core, by the bot or by the worker
+    /// thread talking to it (not charged to the bot; with the fair clock only).
     pub waited_us: u64,
     /// Whether the answer came within the deadline.
     pub met: bool,
@@ -78,6 +79,13 @@ pub(crate) struct RunQueueClock(File);
 impl RunQueueClock {
     pub(crate) fn of(pid: i32) -> Option<Self> {
         File::open(format!("/proc/{pid}/schedstat"))
+            .ok()
+            .map(RunQueueClock)
+    }
+
+    /// The calling thread's own clock.
+    pub(crate) fn current_thread() -> Option<Self> {
+        File::open("/proc/thread-self/schedstat")
             .ok()
             .map(RunQueueClock)
     }

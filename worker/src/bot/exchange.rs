@@ -12,10 +12,45 @@ use std::time::{Duration, Instant};
 use shared::{Fault, FaultKind};
 
 use super::Bot;
-use crate::timing::TurnTiming;
+use crate::timing::{RunQueueClock, TurnTiming};
 
 /// Longest answer line accepted (without the line end).
 pub const MAX_LINE: usize = 256;
+
+/// Run-queue waits at the start of a turn: the bot's main thread, and the worker thread that
+/// runs the exchange (its scheduling delays in sending or noticing the answer are not the
+/// bot's either). Only with the fair clock; otherwise every wait counts as zero.
+pub(super) struct Waits {
+    bot0: u64,
+    me: Option<RunQueueClock>,
+    me0: u64,
+}
+
+impl Waits {
+    fn start(bot: &Bot) -> Self {
+        if !bot.cfg.fair_clock {
+            return Waits {
+                bot0: 0,
+                me: None,
+                me0: 0,
+            };
+        }
+        let me = RunQueueClock::current_thread();
+        let me0 = me.as_ref().and_then(|c| c.waited_ns()).unwrap_or(0);
+        Waits {
+            bot0: bot.waited_ns(),
+            me,
+            me0,
+        }
+    }
+
+    /// Nanoseconds of run-queue wait (bot + worker thread) since `start`.
+    fn since(&self, bot: &Bot) -> u64 {
+        let Some(me) = &self.me else { return 0 };
+        let mine = me.waited_ns().unwrap_or(self.me0).saturating_sub(self.me0);
+        bot.waited_ns().saturating_sub(self.bot0) + mine
+    }
+}
 
 enum Read {
     Data,
@@ -53,19 +88,11 @@ impl Bot {
         self.resume();
         let t0 = Instant::now();
         let cpu0 = self.cpu_ns();
-        let waited0 = if self.cfg.fair_clock {
-            self.waited_ns()
-        } else {
-            0
-        };
-        let result = self.turn_loop(turn, input, deadline, t0, waited0);
+        let waits = Waits::start(self);
+        let result = self.turn_loop(turn, input, deadline, t0, cpu0, &waits);
         self.pause();
         let wall = t0.elapsed();
-        let waited_ns = if self.cfg.fair_clock {
-            self.waited_ns().saturating_sub(waited0)
-        } else {
-            0
-        };
+        let waited_ns = waits.since(self);
         let cpu_ns = self.cpu_ns().saturating_sub(cpu0);
         self.timing.record(TurnTiming {
             turn,
@@ -84,7 +111,8 @@ impl Bot {
         input: &[u8],
         deadline: Duration,
         t0: Instant,
-        waited0: u64,
+        cpu0: u64,
+        waits: &Waits,
     ) -> Result<Vec<u8>, Fault> {
         let fault = |kind, detail: String| Fault { kind, turn, detail };
         let hard_cap = deadline * self.cfg.max_wall_factor.max(1);
@@ -101,8 +129,10 @@ impl Bot {
             let elapsed = t0.elapsed();
             let mut charged = elapsed;
             if elapsed >= deadline && self.cfg.fair_clock {
-                let waited = Duration::from_nanos(self.waited_ns().saturating_sub(waited0));
-                charged = elapsed.saturating_sub(waited);
+                // Never less than the CPU time the bot itself used.
+                let waited = Duration::from_nanos(waits.since(self));
+                let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(cpu0));
+                charged = elapsed.saturating_sub(waited).max(cpu);
             }
             if charged >= deadline || elapsed >= hard_cap {
                 self.drain_stderr(turn)?;

@@ -15,13 +15,21 @@ pub(crate) struct BotCgroups {
     memory: Option<PathBuf>,
     pids: Option<PathBuf>,
     cpuacct: Option<PathBuf>,
+    cpu: Option<PathBuf>,
     unified: Option<PathBuf>,
     procs: Vec<File>,
 }
 
 impl BotCgroups {
     /// Make `matchfarm/<name>` in every available hierarchy and set the limits.
-    pub(crate) fn create(host: &HostSupport, name: &str, limits: &Limits) -> Result<Self, String> {
+    /// `cpu_weight` (v1 cpu.shares of the worker's `matchfarm` group, 0 = leave as is) lets a
+    /// thinking bot take its core from background load: only token holders run at all.
+    pub(crate) fn create(
+        host: &HostSupport,
+        name: &str,
+        limits: &Limits,
+        cpu_weight: u64,
+    ) -> Result<Self, String> {
         let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>, String> {
             let Some(root) = root else { return Ok(None) };
             let dir = root.join("matchfarm").join(name);
@@ -32,6 +40,7 @@ impl BotCgroups {
             memory: make(&host.cg_memory)?,
             pids: make(&host.cg_pids)?,
             cpuacct: make(&host.cg_cpuacct)?,
+            cpu: make(&host.cg_cpu)?,
             unified: make(&host.cg_unified)?,
             procs: Vec::new(),
         };
@@ -40,6 +49,11 @@ impl BotCgroups {
             let memsw = m.join("memory.memsw.limit_in_bytes");
             if memsw.exists() {
                 write(&memsw, &limits.memory.to_string())?;
+            }
+        }
+        if let (Some(c), true) = (&cg.cpu, cpu_weight > 0) {
+            if let Some(group) = c.parent() {
+                write(&group.join("cpu.shares"), &cpu_weight.to_string())?;
             }
         }
         if let Some(p) = &cg.pids {
@@ -57,9 +71,15 @@ impl BotCgroups {
     }
 
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
-        [&self.memory, &self.pids, &self.cpuacct, &self.unified]
-            .into_iter()
-            .flatten()
+        [
+            &self.memory,
+            &self.pids,
+            &self.cpuacct,
+            &self.cpu,
+            &self.unified,
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// Fds the init writes "0" to, joining every hierarchy.
@@ -141,9 +161,15 @@ impl BotCgroups {
     /// Remove the cgroup directories (they must be empty); returns what could not be removed.
     pub(crate) fn remove(self) -> Vec<String> {
         let mut left = Vec::new();
-        for dir in [&self.memory, &self.pids, &self.cpuacct, &self.unified]
-            .into_iter()
-            .flatten()
+        for dir in [
+            &self.memory,
+            &self.pids,
+            &self.cpuacct,
+            &self.cpu,
+            &self.unified,
+        ]
+        .into_iter()
+        .flatten()
         {
             let mut ok = false;
             for _ in 0..50 {
@@ -169,6 +195,7 @@ pub(crate) fn sweep_stale(host: &HostSupport) -> usize {
         &host.cg_memory,
         &host.cg_pids,
         &host.cg_cpuacct,
+        &host.cg_cpu,
         &host.cg_unified,
     ];
     for root in roots.into_iter().flatten() {

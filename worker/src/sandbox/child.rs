@@ -239,7 +239,19 @@ unsafe fn exec_bot(p: &ChildPlan) -> ! {
             fail(p.err_w, Stage::Seccomp);
         }
     }
-    libc::execve(p.program.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+    // ETXTBSY: the private program copy was just written, and a process forked by another
+    // worker thread in the meantime may still hold that write fd until its own exec. Wait it out.
+    for _ in 0..500 {
+        libc::execve(p.program.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+        if *libc::__errno_location() != libc::ETXTBSY {
+            break;
+        }
+        let pause = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        libc::nanosleep(&pause, ptr::null_mut());
+    }
     fail(p.err_w, Stage::Exec)
 }
 

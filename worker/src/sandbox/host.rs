@@ -17,6 +17,8 @@ pub struct HostSupport {
     pub cg_memory: Option<PathBuf>,
     pub cg_pids: Option<PathBuf>,
     pub cg_cpuacct: Option<PathBuf>,
+    /// Writable cgroup v1 cpu hierarchy (cpu.shares: thinking bots before background load).
+    pub cg_cpu: Option<PathBuf>,
     /// A writable cgroup v2 hierarchy whose cgroups have `cgroup.kill`.
     pub cg_unified: Option<PathBuf>,
 }
@@ -61,6 +63,7 @@ impl HostSupport {
             cg_memory: v1("memory").filter(|p| p.join("memory.limit_in_bytes").exists()),
             cg_pids: v1("pids").filter(|p| p.join("cgroup.procs").exists()),
             cg_cpuacct: v1("cpuacct").filter(|p| p.join("cpuacct.usage").exists()),
+            cg_cpu: v1("cpu").filter(|p| p.join("cpu.shares").exists()),
             cg_unified: unified,
         }
     }
@@ -80,6 +83,9 @@ impl HostSupport {
         }
         if self.cg_cpuacct.is_some() {
             have.push("v1 cpuacct".to_owned());
+        }
+        if self.cg_cpu.is_some() {
+            have.push("v1 cpu.shares for thinking bots".to_owned());
         }
         if self.cg_unified.is_some() {
             have.push("v2 cgroup.kill".to_owned());

@@ -107,6 +107,9 @@ pub struct SandboxConfig {
     pub max_wall_factor: u32,
     /// Extra read-only paths (besides /usr and the program's folder) a bot may read.
     pub extra_read_paths: Vec<PathBuf>,
+    /// `Full` mode: cgroup v1 cpu.shares of the group of all bots (1024 = one ordinary
+    /// process), so that a thinking bot gets its core ahead of background load; 0 = unchanged.
+    pub cpu_weight: u64,
 }
 
 impl Default for SandboxConfig {
@@ -125,6 +128,7 @@ impl Default for SandboxConfig {
             fair_clock: true,
             max_wall_factor: 4,
             extra_read_paths: Vec::new(),
+            cpu_weight: 32768,
         }
     }
 }

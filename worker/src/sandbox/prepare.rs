@@ -148,7 +148,7 @@ fn prepare_and_launch(
     };
 
     if full {
-        res.cgroups = Some(BotCgroups::create(host, id, &spec.limits)?);
+        res.cgroups = Some(BotCgroups::create(host, id, &spec.limits, cfg.cpu_weight)?);
     }
 
     let cstr =

@@ -166,7 +166,23 @@ impl Process {
             return;
         }
         let until = Instant::now() + timeout;
+        // A pidfd becomes readable when the child ends: no sleeping in steps.
+        // SAFETY: pidfd_open on our own (unreaped, so still valid) child.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.leader, 0) } as i32;
         loop {
+            if pidfd >= 0 {
+                let mut pfd = libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = until
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .clamp(1, 100) as i32;
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut pfd, 1, ms) };
+            }
             let mut st = 0;
             // SAFETY: waitpid on our own child.
             let r = unsafe { libc::waitpid(self.leader, &mut st, libc::WNOHANG) };
@@ -175,13 +191,19 @@ impl Process {
                 if self.status.is_none() && r == self.leader && self.bot_status.is_none() {
                     self.bot_status = Some(st);
                 }
+                if pidfd >= 0 {
+                    // SAFETY: closing the pidfd we opened.
+                    unsafe { libc::close(pidfd) };
+                }
                 return;
             }
             if Instant::now() >= until {
                 // SAFETY: our own child.
                 unsafe { libc::kill(self.leader, libc::SIGKILL) };
             }
-            std::thread::sleep(Duration::from_micros(200));
+            if pidfd < 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
         }
     }
 
@@ -214,7 +236,8 @@ impl Process {
                 left.push(format!("cgroup still holds pids {pids:?}"));
             }
         }
-        if let Some(lease) = &self.res.uid {
+        // Without cgroups (which no process can leave) the bot's uid is the other witness.
+        if let Some(lease) = self.res.uid.as_ref().filter(|_| self.res.cgroups.is_none()) {
             let until = Instant::now() + Duration::from_secs(2);
             loop {
                 let pids = uids::processes_of(lease.uid);

@@ -1,0 +1,118 @@
+//! Sandbox overhead: bot start-up time (spawn until it waits for input, and finish) and the
+//! cost of one turn exchange with an instant-answer bot, per sandbox mode, with the ratio to
+//! the plain mode. Run: `cargo bench -p worker --bench sandbox` (as root for the full mode).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use worker::{Bot, BotCommand, CompileCache, CoreTokens, SandboxConfig, SandboxMode};
+
+fn answer_bot() -> BotCommand {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = CompileCache::new(
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bot-cache"),
+        SandboxConfig::plain(),
+    )
+    .expect("compile cache");
+    BotCommand::new(
+        cache
+            .executable_for(&root.join("bots/test/answer.cpp"))
+            .expect("answer.cpp compiles"),
+    )
+}
+
+fn input(t: u32) -> Vec<u8> {
+    format!("TURN {t}\nBOARD\n#############\nP 0 1 1 1\nP 1 11 11 1\nBOMBS 0\nFLAMES 0\nEND\n")
+        .into_bytes()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+struct Figures {
+    spawn_ms: f64,
+    finish_ms: f64,
+    turn_us: f64,
+}
+
+fn measure(cfg: &SandboxConfig, cmd: &BotCommand, starts: usize, turns: u32) -> Figures {
+    let tokens = CoreTokens::new(2);
+    let (mut spawn, mut finish) = (Vec::new(), Vec::new());
+    for _ in 0..starts {
+        let t0 = Instant::now();
+        let bot = Bot::spawn(cmd, cfg, &tokens, 0).expect("spawn");
+        spawn.push(t0.elapsed().as_secs_f64() * 1e3);
+        let t1 = Instant::now();
+        let r = bot.finish();
+        finish.push(t1.elapsed().as_secs_f64() * 1e3);
+        assert!(r.leftovers.is_empty(), "{:?}", r.leftovers);
+    }
+    let mut bot = Bot::spawn(cmd, cfg, &tokens, 0).expect("spawn");
+    for t in 0..50 {
+        bot.exchange(t, &input(t), Duration::from_secs(2))
+            .expect("warm-up turn");
+    }
+    let mut per_turn = Vec::new();
+    for round in 0..5 {
+        let t0 = Instant::now();
+        for t in 0..turns {
+            let turn = 50 + round * turns + t;
+            bot.exchange(turn, &input(turn), Duration::from_secs(2))
+                .expect("turn");
+        }
+        per_turn.push(t0.elapsed().as_secs_f64() * 1e6 / turns as f64);
+    }
+    assert!(bot.finish().leftovers.is_empty());
+    Figures {
+        spawn_ms: median(&mut spawn),
+        finish_ms: median(&mut finish),
+        turn_us: median(&mut per_turn),
+    }
+}
+
+fn main() {
+    let cmd = answer_bot();
+    let starts = 40;
+    let turns = 2000;
+    let mut rows = Vec::new();
+    for mode in [
+        SandboxMode::Off,
+        SandboxMode::Unprivileged,
+        SandboxMode::Full,
+    ] {
+        let cfg = SandboxConfig {
+            mode,
+            ..SandboxConfig::default()
+        };
+        if mode == SandboxMode::Full && !worker::sandbox::HostSupport::get().full_possible() {
+            println!("full mode: skipped (needs root with CAP_SYS_ADMIN)");
+            continue;
+        }
+        let f = measure(&cfg, &cmd, starts, turns);
+        rows.push((mode, f));
+    }
+    let base = rows
+        .iter()
+        .find(|(m, _)| *m == SandboxMode::Off)
+        .map(|(_, f)| (f.spawn_ms, f.finish_ms, f.turn_us));
+    println!("bot start-up and per-turn cost (median of {starts} starts; median of 5 x {turns} turns; instant-answer bot)");
+    println!(
+        "{:<14} {:>10} {:>8} {:>10} {:>8} {:>12} {:>8}",
+        "mode", "spawn ms", "ratio", "finish ms", "ratio", "turn µs", "ratio"
+    );
+    for (mode, f) in &rows {
+        let (bs, bf, bt) = base.unwrap_or((f.spawn_ms, f.finish_ms, f.turn_us));
+        println!(
+            "{:<14} {:>10.3} {:>8.2} {:>10.3} {:>8.2} {:>12.1} {:>8.2}",
+            mode.as_str(),
+            f.spawn_ms,
+            f.spawn_ms / bs,
+            f.finish_ms,
+            f.finish_ms / bf,
+            f.turn_us,
+            f.turn_us / bt
+        );
+    }
+}
