@@ -294,6 +294,7 @@ using namespace bm;
 struct Choice { int mv; bool bomb; };
 
 // BFS over free cells (no wall, box, bomb) from `from`; `avoid` cells are not entered.
+// (`none` below is the "only avoid what burns now" mask.)
 static void bfs(int from, const std::vector<char>& avoid, std::vector<int>& dist, std::vector<int>& first) {
   int C = S * S;
   dist.assign(C, -1);
@@ -320,6 +321,8 @@ static Choice decide() {
   simulate(bombs, fb);
   std::vector<char> danger(C), none(C, 0);
   for (int c = 0; c < C; c++) danger[c] = fb.fire[c] != 0;
+  // cells burning right now (or on the very next turn) are never entered
+  for (int c = 0; c < C; c++) none[c] = (fb.fire[c] & 1u) != 0;
   std::vector<int> dist, first;
   if (danger[myc]) {
     bfs(myc, none, dist, first);
