@@ -203,17 +203,14 @@ pub fn inspect(replay: &Replay, turn: u32, context: u32) -> Result<String, Inspe
         let _ = writeln!(out, "  after the turn: {}", landed.join(", "));
     }
     if to == last {
-        let r = &replay.result;
-        let _ = writeln!(out, "\n===== result after {} turns =====", r.turns);
-        for p in 0..replay.players {
+        // The re-simulated outcome (the stored result is what verify compares it with).
+        let o = game.outcome();
+        let _ = writeln!(out, "\n===== result after {} turns =====", o.turns);
+        for (p, name) in replay.names.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "  P{p} {:<12} rank {} points {} (survival {}, kills {})",
-                replay.names[p],
-                r.ranks[p],
-                r.points_exact[p],
-                r.survival_points[p],
-                r.kill_shares[p]
+                "  P{p} {name:<12} rank {} points {} (survival {}, kill share {}), died {}",
+                o.ranks[p], o.points[p], o.survival[p], o.kill_shares[p], o.death_turns[p]
             );
         }
     }
