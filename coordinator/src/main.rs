@@ -1,1 +1,60 @@
-fn main() {}
+//! `farm`: the operator's entry point. Plays single matches, inspects and verifies replays, runs
+//! tournaments (embedded or on a cluster) and rebuilds their reports.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use coordinator::cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "farm",
+    version,
+    about = "matchfarm: run bot tournaments on one machine or a cluster",
+    long_about = "matchfarm runs bot matches under a referee with the bots sandboxed, verifies every \
+replay, and rates the bots with Bradley-Terry.\n\nStart with `farm play` for one match, or `farm run` \
+for a tournament (embedded by default; add --broker for a cluster)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play one Bomberman match between 2..10 bots and save its replay (JSON + HTML viewer).
+    Play(cmd::play::PlayArgs),
+    /// Show the full board, players, bombs, flames and faults around one turn of a replay.
+    Inspect(cmd::inspect::InspectArgs),
+    /// Re-simulate a replay and check that its states and result are exactly what it claims.
+    Verify(cmd::verify::VerifyArgs),
+    /// Run a tournament (the flags of the reference evaluate.py): schedule, matches, checkpoints,
+    /// report (汇总.md), Bradley-Terry ratings (bt.json).
+    Run(coordinator::run::RunArgs),
+    /// Rebuild 汇总.md, results.json and bt.json of a run's output folder from its results log
+    /// (also while the run is still going).
+    Report(cmd::report::ReportArgs),
+    /// Write MANIFEST.json (sha256 of every file) for a referee package folder.
+    Manifest(cmd::manifest::ManifestArgs),
+}
+
+fn main() -> ExitCode {
+    coordinator::logging::init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Play(a) => cmd::play::run(a),
+        Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
+        Command::Run(a) => coordinator::run::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Manifest(a) => cmd::manifest::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -5,6 +5,8 @@
 pub mod bot;
 pub mod capture;
 pub mod compile;
+pub mod job;
+pub mod referee;
 pub mod sandbox;
 pub mod timing;
 pub mod tokens;

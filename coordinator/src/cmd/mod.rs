@@ -1,0 +1,7 @@
+//! One module per `farm` subcommand: argument definitions (clap) and the command's effects.
+
+pub mod inspect;
+pub mod manifest;
+pub mod play;
+pub mod report;
+pub mod verify;

@@ -1,0 +1,68 @@
+//! `farm report OUTPUT`: rebuild a run's 汇总.md, results.json and bt.json from its results log,
+//! for a finished run or one still going (the log is only read; a torn tail is left alone).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use shared::schedule::Identity;
+
+use crate::run::checkpoint::{self, Row};
+use crate::run::outputs::{write_results_json, Live};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The output folder of a `farm run`.
+    pub output: PathBuf,
+}
+
+pub fn run(args: ReportArgs) -> Result<ExitCode> {
+    let id_path = args.output.join("identity.json");
+    let text = std::fs::read_to_string(&id_path)
+        .with_context(|| format!("reading {} (is this a farm run folder?)", id_path.display()))?;
+    let identity: Identity =
+        serde_json::from_str(&text).with_context(|| format!("{} is malformed", id_path.display()))?;
+    let names: Vec<String> = identity.bot_hashes.iter().map(|(k, _)| k.to_string()).collect();
+    let rows = read_rows(&args.output)?;
+    let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
+    for r in &rows {
+        live.add(r);
+    }
+    live.write_report(&args.output)?;
+    write_results_json(&args.output)?;
+    crate::fsio::write_atomic(
+        &args.output.join("bt.json"),
+        (serde_json::to_string_pretty(&live.bt_json())? + "\n").as_bytes(),
+    )?;
+    print!("{}", live.ratings_table());
+    println!(
+        "{} of {} matches in the log; wrote 汇总.md, results.json, bt.json in {}",
+        rows.len(),
+        identity.schedule.entries.len(),
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Read the log without repairing it (a running coordinator may be mid-write).
+fn read_rows(dir: &std::path::Path) -> Result<Vec<Row>> {
+    let path = dir.join(checkpoint::LOG_NAME);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut rows: Vec<Row> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if !line.ends_with('\n') {
+            break; // being written right now
+        }
+        let row: Row = serde_json::from_str(line)
+            .with_context(|| format!("{}: a record does not parse", path.display()))?;
+        let n = row.number as usize;
+        if n >= 1 && n <= rows.len() {
+            rows[n - 1] = row; // a redone failed match
+        } else {
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}

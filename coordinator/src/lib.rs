@@ -1,0 +1,12 @@
+//! The coordinator: the `farm` CLI's commands, dispatch of matches through a transport, ordered
+//! checkpointing, live ratings and metrics. Effectful shell around the pure `shared` and `games`.
+
+pub mod botprep;
+pub mod cmd;
+pub mod fsio;
+pub mod logging;
+pub mod progress;
+pub mod roster;
+pub mod run;
+pub mod transport;
+pub mod workspace;

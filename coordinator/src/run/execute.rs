@@ -1,0 +1,236 @@
+//! Running a prepared tournament: publish jobs through the transport with a bounded window,
+//! accept each report once (verified replay, right seats, right tournament), checkpoint in
+//! schedule order, refit ratings live, refresh the report, and write the final files.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use games::bomberman as bm;
+use shared::msg::{Job, JobReport, ProgramRef, SeatSpec};
+use worker::job::LocalArtifacts;
+
+use super::checkpoint::{Log, Row, LOG_NAME};
+use super::outputs::{Live, Timings};
+use super::prepare::Plan;
+use super::RunArgs;
+use crate::progress::Progress;
+use crate::transport::embedded::Embedded;
+use crate::transport::Transport;
+
+/// How often an infrastructure failure of one match is retried before it is reported failed.
+const RETRIES: u32 = 2;
+
+pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
+    let prep = crate::botprep::BotPrep::new(&args.sandbox)?;
+    let mut artifacts = LocalArtifacts::new();
+    let mut programs = Vec::with_capacity(plan.entries.len());
+    for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
+        artifacts.insert(h.clone(), e.program.clone());
+        programs.push(ProgramRef {
+            sha256: h.clone(),
+            file_name: e
+                .program
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default(),
+        });
+    }
+    let runner = Arc::new(prep.into_runner(format!("embedded@{}", hostname())));
+    let transport = Embedded::start(plan.workers, plan.workers * 2, runner, Arc::new(artifacts));
+    tracing::info!(transport = %transport.describe(), "dispatching");
+    drive(plan, args, transport, programs).await
+}
+
+/// The transport-independent loop.
+pub async fn drive<T: Transport>(
+    plan: Plan,
+    args: &RunArgs,
+    mut transport: T,
+    programs: Vec<ProgramRef>,
+) -> Result<ExitCode> {
+    let started = Instant::now();
+    let out = plan.output.clone();
+    std::fs::create_dir_all(out.join("replays"))
+        .with_context(|| format!("creating {}", out.join("replays").display()))?;
+    let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
+    let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone());
+    let total = plan.schedule.len() as u64;
+    let mut pending: VecDeque<u64> = VecDeque::new();
+    let mut failed_before: Vec<u64> = Vec::new();
+    for row in &plan.done {
+        if row.result.is_some() {
+            live.add(row);
+        } else if args.redo_failed {
+            failed_before.push(row.number);
+        } else {
+            live.add(row);
+        }
+    }
+    pending.extend(failed_before.iter().copied());
+    pending.extend((plan.done.len() as u64 + 1)..=total);
+    let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64)?;
+    for n in &failed_before {
+        log.allow_redo(*n);
+    }
+    let make_job = |n: u64| -> Job {
+        let e = &plan.schedule[(n - 1) as usize];
+        Job {
+            tournament: plan.tournament.clone(),
+            number: n,
+            referee_version: bm::VERSION.to_string(),
+            manifest_digest: plan.manifest_digest.clone(),
+            size: e.size as u32,
+            seed: e.seed,
+            seats: e
+                .slots
+                .iter()
+                .map(|&s| SeatSpec {
+                    name: names[s].clone(),
+                    program: programs[s].clone(),
+                })
+                .collect(),
+        }
+    };
+    let window = plan.workers * 2;
+    let mut in_flight: HashMap<u64, u32> = HashMap::new();
+    let mut progress = Progress::new(total, plan.done.len() as u64);
+    let mut timings = Timings::default();
+    let mut since_report = 0u64;
+    let mut failures = 0u64;
+    loop {
+        while in_flight.len() < window {
+            let Some(n) = pending.pop_front() else { break };
+            transport.publish(make_job(n)).await?;
+            in_flight.insert(n, 0);
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        let Some(first) = transport.next().await? else {
+            anyhow::bail!("every worker has stopped with {} matches in flight", in_flight.len());
+        };
+        let mut batch = vec![first];
+        while let Some(d) = transport.try_next()? {
+            batch.push(d);
+        }
+        let mut acks = Vec::with_capacity(batch.len());
+        for d in batch {
+            acks.push(d.tag);
+            let report = d.report;
+            if report.tournament != plan.tournament {
+                tracing::warn!(number = report.number, "dropped a report of another tournament");
+                continue;
+            }
+            if !in_flight.contains_key(&report.number) || log.has(report.number) {
+                tracing::debug!(number = report.number, "dropped a duplicate report");
+                continue;
+            }
+            timings.match_seconds += report.seconds;
+            let n = report.number;
+            let row = match accept(&plan, &names, &report, &out) {
+                Ok(row) => row,
+                Err(why) => {
+                    let tries = in_flight.get(&n).copied().unwrap_or(0);
+                    if tries < RETRIES {
+                        tracing::warn!(number = n, attempt = tries + 1, "match failed, retrying: {why:#}");
+                        in_flight.insert(n, tries + 1);
+                        transport.publish(make_job(n)).await?;
+                        continue;
+                    }
+                    failures += 1;
+                    tracing::error!(number = n, "match failed for good: {why:#}");
+                    Row {
+                        number: n,
+                        size: plan.schedule[(n - 1) as usize].size as u32,
+                        result: None,
+                        failed: Some(format!("{why:#}")),
+                    }
+                }
+            };
+            in_flight.remove(&n);
+            let tick = Instant::now();
+            let ready = log.push(row)?;
+            timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
+            for r in ready {
+                live.add(&r);
+                progress.done(&r);
+                since_report += 1;
+            }
+        }
+        let tick = Instant::now();
+        log.sync()?;
+        timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
+        for tag in acks {
+            transport.ack(tag).await?;
+        }
+        if since_report >= plan.report_every || log.written() == total {
+            let tick = Instant::now();
+            live.write_report(&out)?;
+            timings.report_seconds += tick.elapsed().as_secs_f64();
+            since_report = 0;
+        }
+    }
+    transport.shutdown().await?;
+    progress.finish();
+    timings.wall_seconds = started.elapsed().as_secs_f64();
+    timings.workers = plan.workers;
+    live.write_final(&out, &timings)?;
+    print!("{}", live.ratings_table());
+    println!("output: {}", out.display());
+    drop(plan.lock);
+    if failures > 0 || live.failed() > 0 {
+        eprintln!(
+            "{} matches failed (infrastructure, not scored); see failed matches in {}; rerun them with --resume --redo-failed",
+            live.failed(),
+            out.join("汇总.md").display()
+        );
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Accept a report: a replay that verifies, for the scheduled seats and seed; saved to disk.
+fn accept(
+    plan: &Plan,
+    names: &[String],
+    report: &JobReport,
+    out: &std::path::Path,
+) -> Result<Row> {
+    let json = match &report.outcome {
+        Ok(j) => j,
+        Err(f) => anyhow::bail!("worker {}: {f}", report.worker),
+    };
+    let n = report.number;
+    let entry = &plan.schedule[(n - 1) as usize];
+    let replay = bm::replay::verify(json).with_context(|| format!("match {n}: replay from {}", report.worker))?;
+    let want: Vec<&str> = entry.slots.iter().map(|&s| names[s].as_str()).collect();
+    if replay.result.seed != entry.seed
+        || replay.result.names.iter().map(|s| s.as_str()).collect::<Vec<_>>() != want
+    {
+        anyhow::bail!("match {n}: the worker played other seats or another seed than scheduled");
+    }
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        if replay.result.hashes.get(&format!("bot_{i}")) != Some(&plan.bot_hashes[slot]) {
+            anyhow::bail!("match {n}: bot hash of seat {i} differs from the roster's");
+        }
+    }
+    let stem = out.join("replays").join(format!("{n:05}"));
+    crate::cmd::play::save_replay(&replay, &stem.with_extension("json"), &stem.with_extension("html"))?;
+    Ok(Row {
+        number: n,
+        size: entry.size as u32,
+        result: Some(replay.result_json()),
+        failed: None,
+    })
+}
+
+fn hostname() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -1,0 +1,85 @@
+//! `farm run`: a whole tournament, with the flags and files of the reference evaluate.py
+//! (same checks, same outputs, same numbers), dispatched through a transport (embedded by
+//! default), checkpointed in schedule order and rated live with Bradley–Terry.
+
+pub mod checkpoint;
+pub mod execute;
+pub mod outputs;
+pub mod prepare;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::botprep::SandboxArgs;
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The referee package (its MANIFEST.json is checked before anything runs).
+    #[arg(long, default_value = "workspace/bomberman", value_name = "DIR")]
+    pub workspace: PathBuf,
+    /// Unique Name=program entries (executables or .cpp sources); their order is the frozen
+    /// slot order.
+    #[arg(long, num_args = 1.., value_name = "NAME=PROGRAM", required_unless_present = "formal")]
+    pub bots: Vec<String>,
+    /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots.
+    #[arg(long, num_args = 1.., value_name = "N", required_unless_present = "formal")]
+    pub sizes: Vec<i64>,
+    /// Name of the public baseline among --bots (rated 0).
+    #[arg(long, value_name = "NAME", required_unless_present = "formal")]
+    pub anchor: Option<String>,
+    /// Number of maps (seeds) per size.
+    #[arg(long, default_value_t = 5, value_name = "N", allow_negative_numbers = true)]
+    pub seeds: i64,
+    /// Schedule seed (any integer); drawn at random (63 bits) and recorded when omitted.
+    #[arg(long, value_name = "INT", allow_negative_numbers = true)]
+    pub seed: Option<String>,
+    /// Output folder (must not exist, unless --resume).
+    #[arg(long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Write schedule.json and identity.json, then stop without running any bot.
+    #[arg(long)]
+    pub plan_only: bool,
+    /// A frozen slot schedule (JSON: sizes, entries with size/seed/slots, baseline_slot,
+    /// schedule_seed, version); the order of --bots defines the slots.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
+    /// Continue a run in --output after checking that nothing about it changed.
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: play again the matches that failed (infrastructure) last time.
+    #[arg(long, requires = "resume")]
+    pub redo_failed: bool,
+    /// Concurrent matches (default: number of cores).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub workers: Option<i64>,
+    /// Refresh 汇总.md every N results (results themselves are checkpointed continuously).
+    #[arg(long, default_value_t = 25, value_name = "N", allow_negative_numbers = true)]
+    pub report_every: i64,
+    /// The bundled tournament: every bot in bots/bomberman with Base as anchor, on the frozen
+    /// schedule in the workspace (schedule-bundled.json): the formal-run shortcut.
+    #[arg(long, conflicts_with_all = ["bots", "sizes", "anchor", "schedule", "seeds", "seed"])]
+    pub formal: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let plan = prepare::prepare(&args)?;
+    println!(
+        "{} entrants; sizes={:?}; {} games; no fillers.",
+        plan.entries.len(),
+        plan.sizes,
+        plan.schedule.len()
+    );
+    if args.plan_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .worker_threads(2)
+        .build()?;
+    runtime.block_on(execute::execute(plan, &args))
+}

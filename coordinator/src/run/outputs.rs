@@ -1,0 +1,157 @@
+//! The run's materialised views: 汇总.md (refreshed every --report-every results), and at the end
+//! results.json, bt.json and performance.json, all rebuilt from the checkpointed rows; plus the
+//! ratings table printed to the operator. Ratings come from shared::bt, tables from shared::report.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+use shared::bt::Incremental;
+use shared::report::Tally;
+use shared::results::GameResult;
+
+use super::checkpoint::Row;
+use crate::fsio::write_atomic;
+
+/// Time spent where, as performance.json reports it.
+#[derive(Debug, Default, Serialize)]
+pub struct Timings {
+    pub workers: usize,
+    pub wall_seconds: f64,
+    #[serde(rename = "match_worker_seconds")]
+    pub match_seconds: f64,
+    pub checkpoint_seconds: f64,
+    pub report_seconds: f64,
+}
+
+/// Running state of the views: O(players x sizes) statistics and pair counts, never the rows.
+pub struct Live {
+    names: Vec<String>,
+    anchor: String,
+    tally: Tally,
+    bt: Incremental,
+    failed: Vec<(u64, String)>,
+}
+
+impl Live {
+    pub fn new(names: Vec<String>, sizes: Vec<i64>, anchor: String) -> Live {
+        let sizes: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
+        Live {
+            tally: Tally::new(&names, &sizes),
+            bt: Incremental::new(&names, &sizes, &anchor),
+            names,
+            anchor,
+            failed: Vec::new(),
+        }
+    }
+
+    /// Take one checkpointed row into account.
+    pub fn add(&mut self, row: &Row) {
+        match &row.result {
+            Some(result) => {
+                let value = serde_json::json!({"match": row.number, "size": row.size, "result": result});
+                match GameResult::from_results_row(&value, row.number as usize) {
+                    Ok(g) => {
+                        self.tally.push(&g);
+                        self.bt.push(&g);
+                    }
+                    Err(e) => tracing::error!("row {} not usable for ratings: {e}", row.number),
+                }
+            }
+            None => self.failed.push((
+                row.number,
+                row.failed.clone().unwrap_or_else(|| "unknown".to_string()),
+            )),
+        }
+    }
+
+    /// Matches that failed for good (infrastructure).
+    pub fn failed(&self) -> usize {
+        self.failed.len()
+    }
+
+    /// bt.json: the reference's cold-start fit (same iterations as bt.py) plus intervals.
+    pub fn bt_json(&mut self) -> Value {
+        match self.bt.fit_exact() {
+            Ok(fit) => serde_json::to_value(&fit).unwrap_or(Value::Null),
+            Err(e) => serde_json::json!({"unavailable": e.to_string()}),
+        }
+    }
+
+    fn report_text(&mut self) -> String {
+        let fit = self.bt.fit();
+        let mut text = self.tally.render(Some(&fit));
+        if !self.failed.is_empty() {
+            text.push_str("\n## 未完成的对局（基础设施故障，不计分）\n\n|对局|原因|\n|---:|---|\n");
+            for (n, why) in &self.failed {
+                text.push_str(&format!("|{n}|{}|\n", why.replace(['|', '\n'], " ")));
+            }
+        }
+        text
+    }
+
+    /// Refresh 汇总.md (warm-started refit: cheap).
+    pub fn write_report(&mut self, dir: &Path) -> Result<()> {
+        let text = self.report_text();
+        write_atomic(&dir.join("汇总.md"), text.as_bytes())
+    }
+
+    /// Everything at the end of a run.
+    pub fn write_final(&mut self, dir: &Path, timings: &Timings) -> Result<()> {
+        self.write_report(dir)?;
+        write_results_json(dir)?;
+        let bt = self.bt_json();
+        write_atomic(
+            &dir.join("bt.json"),
+            (serde_json::to_string_pretty(&bt)? + "\n").as_bytes(),
+        )?;
+        write_atomic(
+            &dir.join("performance.json"),
+            (serde_json::to_string_pretty(timings)? + "\n").as_bytes(),
+        )?;
+        Ok(())
+    }
+
+    /// The ratings as a table for the terminal.
+    pub fn ratings_table(&mut self) -> String {
+        let valid = self.tally.counts();
+        match self.bt.fit_exact() {
+            Ok(fit) => {
+                let mut out = format!(
+                    "Bradley-Terry ratings ({} valid games; anchor {} = 0; 95% interval):\n",
+                    valid.0 - valid.1,
+                    self.anchor
+                );
+                for (name, r) in fit.ranked() {
+                    let ci = fit
+                        .interval(name)
+                        .map(|[lo, hi]| format!("[{lo:8.1}, {hi:8.1}]"))
+                        .unwrap_or_default();
+                    out.push_str(&format!("  {name:<20} {r:9.1}  {ci}\n"));
+                }
+                out
+            }
+            Err(e) => format!(
+                "ratings not available for {} bots: {e}\n",
+                self.names.len()
+            ),
+        }
+    }
+}
+
+/// results.json as the reference writes it (a list of {match, size, result}), from the log.
+pub fn write_results_json(dir: &Path) -> Result<()> {
+    let rec = super::checkpoint::recover(&dir.join(super::checkpoint::LOG_NAME))?;
+    let rows: Vec<Value> = rec
+        .rows
+        .into_iter()
+        .filter_map(|r| {
+            r.result
+                .map(|res| serde_json::json!({"match": r.number, "size": r.size, "result": res}))
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&rows).context("encoding results.json")? + "\n";
+    write_atomic(&dir.join("results.json"), text.as_bytes())
+}

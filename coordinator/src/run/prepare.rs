@@ -1,0 +1,299 @@
+//! Everything `farm run` checks and decides before the first match: the roster, the schedule
+//! (expanded or frozen), the referee package's MANIFEST, the run's identity, the output folder
+//! (new, or a resume whose identity and saved results are re-checked one by one), and the lock
+//! that keeps a second coordinator out of the same folder.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use games::bomberman as bm;
+use shared::ordmap::StrMap;
+use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry, ScheduleFile};
+
+use super::checkpoint::{self, Row};
+use super::RunArgs;
+use crate::botprep::file_sha256;
+use crate::roster::{self, Entry};
+use crate::workspace;
+
+/// A checked, ready-to-run tournament.
+pub struct Plan {
+    pub entries: Vec<Entry>,
+    pub bot_hashes: Vec<String>,
+    pub anchor: String,
+    pub sizes: Vec<i64>,
+    pub schedule: Vec<ScheduleEntry>,
+    pub identity: Identity,
+    pub manifest_digest: String,
+    pub output: PathBuf,
+    pub workers: usize,
+    pub report_every: u64,
+    /// Results already in the log (resume), in schedule order.
+    pub done: Vec<Row>,
+    /// Held for the whole run: the output folder's lock.
+    pub lock: Option<File>,
+    /// Tournament id carried by every job (results of other runs are dropped).
+    pub tournament: String,
+}
+
+/// The bundled roster for `--formal`.
+pub const FORMAL_ROSTER: &[(&str, &str)] = &[
+    ("Search", "bots/bomberman/search.cpp"),
+    ("Greedy", "bots/bomberman/greedy.cpp"),
+    ("Random", "bots/bomberman/random.cpp"),
+    ("Base", "bots/bomberman/baseline.cpp"),
+];
+/// File of the bundled frozen schedule inside the workspace.
+pub const FORMAL_SCHEDULE: &str = "schedule-bundled.json";
+
+/// What the scoring code is, for identity.json (a change of scoring refuses a resume).
+pub fn scoring_code() -> StrMap {
+    let mut m = StrMap::default();
+    m.insert(
+        "bt".to_string(),
+        format!("matchfarm-shared {} bt", env!("CARGO_PKG_VERSION")),
+    );
+    m.insert(
+        "report".to_string(),
+        format!("matchfarm-shared {} report", env!("CARGO_PKG_VERSION")),
+    );
+    m
+}
+
+pub fn prepare(args: &RunArgs) -> Result<Plan> {
+    let workers = match args.workers {
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        Some(w) if w >= 1 => w as usize,
+        Some(_) => bail!("--workers and --report-every must be positive"),
+    };
+    if args.report_every < 1 {
+        bail!("--workers and --report-every must be positive");
+    }
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let (raw_bots, sizes, anchor, frozen_path): (Vec<String>, Vec<i64>, String, Option<PathBuf>) =
+        if args.formal {
+            (
+                FORMAL_ROSTER.iter().map(|(n, p)| format!("{n}={p}")).collect(),
+                Vec::new(),
+                "Base".to_string(),
+                Some(args.workspace.join(FORMAL_SCHEDULE)),
+            )
+        } else {
+            (
+                args.bots.clone(),
+                args.sizes.clone(),
+                args.anchor.clone().unwrap_or_default(),
+                args.schedule.clone(),
+            )
+        };
+    let entries = roster::parse_entries(&raw_bots, &cwd)?;
+    if !entries.iter().any(|e| e.name == anchor) {
+        bail!("--anchor must name a bot included in --bots (got {anchor:?})");
+    }
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+
+    let (schedule, seed, sizes) = match &frozen_path {
+        None => {
+            let seed: i128 = match &args.seed {
+                Some(s) => s
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--seed {s:?} is not an integer"))?,
+                None => random_seed()?,
+            };
+            let entries = schedule::make_schedule(entries.len(), &sizes, args.seeds, seed)?;
+            (entries, seed, sizes)
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading frozen schedule {}", path.display()))?;
+            let frozen: FrozenSchedule = serde_json::from_str(&text)
+                .with_context(|| format!("frozen schedule {} is malformed", path.display()))?;
+            let sizes = if args.formal { frozen.sizes.clone() } else { sizes };
+            let entries = frozen
+                .validate(&names, &sizes, &anchor, bm::VERSION)
+                .with_context(|| format!("frozen schedule {}", path.display()))?;
+            (entries, frozen.schedule_seed, sizes)
+        }
+    };
+
+    let output = args.output.clone();
+    if output.exists() && !args.resume {
+        bail!(
+            "output {} exists; use --resume or a new directory",
+            output.display()
+        );
+    }
+    if args.resume && !output.exists() {
+        bail!("nothing to resume: {} does not exist", output.display());
+    }
+
+    let manifest = workspace::check(&args.workspace)?;
+    let manifest_digest = workspace::digest(&manifest);
+    let version_file = args.workspace.join("VERSION");
+    if let Ok(v) = std::fs::read_to_string(&version_file) {
+        if v.trim() != bm::VERSION {
+            bail!(
+                "workspace {} is for referee {:?}; this farm runs {:?}",
+                args.workspace.display(),
+                v.trim(),
+                bm::VERSION
+            );
+        }
+    }
+
+    let mut bot_hashes_map = StrMap::default();
+    let mut bot_hashes = Vec::with_capacity(entries.len());
+    for e in &entries {
+        let h = file_sha256(&e.program)?;
+        bot_hashes_map.insert(e.name.clone(), h.clone());
+        bot_hashes.push(h);
+    }
+    let roster_pairs: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| (e.name.clone(), e.program.to_string_lossy().to_string()))
+        .collect();
+    let identity = Identity {
+        version: bm::VERSION.to_string(),
+        anchor: anchor.clone(),
+        sizes: sizes.clone(),
+        execution: Execution {
+            workers: workers as u64,
+        },
+        scoring_code: scoring_code(),
+        engine_manifest: manifest,
+        bot_hashes: bot_hashes_map,
+        schedule: ScheduleFile::from_entries(seed, &schedule, &roster_pairs),
+    };
+    let tournament = shared::manifest::sha256_hex(serde_json::to_string(&identity)?.as_bytes());
+
+    let mut done = Vec::new();
+    let lock;
+    if args.resume {
+        lock = Some(lock_output(&output)?);
+        let saved_path = output.join("identity.json");
+        let saved_text = std::fs::read_to_string(&saved_path)
+            .with_context(|| format!("reading {}", saved_path.display()))?;
+        let saved: Identity = serde_json::from_str(&saved_text)
+            .with_context(|| format!("{} is malformed", saved_path.display()))?;
+        if let Some(diff) = identity.difference(&saved) {
+            bail!("referee, bots or schedule changed; resume rejected: {diff}");
+        }
+        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME))?;
+        if let Some(torn) = rec.torn_bytes {
+            eprintln!(
+                "note: the results log ended in a torn record ({torn} bytes, a crash mid-write); recovered every whole record before it"
+            );
+        }
+        if rec.rows.len() > schedule.len() {
+            bail!(
+                "too many saved results: {} for a schedule of {}",
+                rec.rows.len(),
+                schedule.len()
+            );
+        }
+        for row in &rec.rows {
+            check_saved(row, &schedule, &names, &bot_hashes, &output)?;
+        }
+        done = rec.rows;
+    } else {
+        std::fs::create_dir_all(&output)
+            .with_context(|| format!("creating {}", output.display()))?;
+        lock = Some(lock_output(&output)?);
+        crate::fsio::write_atomic(
+            &output.join("identity.json"),
+            (serde_json::to_string_pretty(&identity)? + "\n").as_bytes(),
+        )?;
+        crate::fsio::write_atomic(
+            &output.join("schedule.json"),
+            (serde_json::to_string_pretty(&identity.schedule)? + "\n").as_bytes(),
+        )?;
+    }
+    Ok(Plan {
+        entries,
+        bot_hashes,
+        anchor,
+        sizes,
+        schedule,
+        identity,
+        manifest_digest,
+        output,
+        workers,
+        report_every: args.report_every as u64,
+        done,
+        lock,
+        tournament,
+    })
+}
+
+/// Re-check one saved result against its schedule entry, the bot hashes and its replay.
+fn check_saved(
+    row: &Row,
+    schedule: &[ScheduleEntry],
+    names: &[&str],
+    hashes: &[String],
+    output: &Path,
+) -> Result<()> {
+    let n = row.number;
+    let entry = &schedule[(n - 1) as usize];
+    if row.size as usize != entry.size {
+        bail!("saved match {n} differs from the schedule (size {} vs {})", row.size, entry.size);
+    }
+    let Some(result) = &row.result else {
+        return Ok(()); // a failed match: nothing to check, it will be reported (or redone)
+    };
+    let want_names: Vec<&str> = entry.slots.iter().map(|&s| names[s]).collect();
+    let got_names: Vec<&str> = result["names"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    if result["seed"].as_u64() != Some(entry.seed) || got_names != want_names {
+        bail!("saved match {n} differs from the schedule (seed or seats)");
+    }
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        if result["hashes"][format!("bot_{i}")].as_str() != Some(hashes[slot].as_str()) {
+            bail!("saved match {n}: bot hashes differ from the current programs");
+        }
+    }
+    let path = output.join("replays").join(format!("{n:05}.json"));
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("saved match {n}: reading its replay {}", path.display()))?;
+    let replay = bm::replay::verify(&text)
+        .with_context(|| format!("saved match {n}: replay {}", path.display()))?;
+    if &replay.result_json() != result {
+        bail!("saved match {n}: result and replay differ");
+    }
+    Ok(())
+}
+
+/// Take an exclusive lock on the output folder (released when the file is dropped).
+fn lock_output(output: &Path) -> Result<File> {
+    let path = output.join(".lock");
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    // SAFETY: flock on a descriptor we own; the lock lives as long as the File.
+    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        bail!(
+            "another coordinator is already running on {} (its lock is held); wait for it or use another --output",
+            output.display()
+        );
+    }
+    Ok(f)
+}
+
+/// A 63-bit schedule seed from the OS's randomness.
+fn random_seed() -> Result<i128> {
+    let mut buf = [0u8; 8];
+    use std::io::Read;
+    File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .context("reading /dev/urandom for a schedule seed")?;
+    Ok((u64::from_le_bytes(buf) >> 1) as i128)
+}

@@ -1,0 +1,234 @@
+//! The referee loop: one Bomberman match driven with live bot processes. It owns the turn
+//! sequence (INIT + TURN text out, one answer line back per living bot), turns bot misbehaviour
+//! into classified faults the engine eliminates per the rules, records the replay, and makes
+//! sure every process of the match is gone when it returns.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use games::bomberman::replay::{MapSource, MatchMeta, Recorder, Replay, TurnInput};
+use games::bomberman::{self as bm, Game, Input, Map, Params};
+use shared::{Fault, FaultKind};
+
+use crate::bot::{Bot, BotCommand, CoreTokens, SandboxConfig};
+
+/// Answer deadlines, as RULES.md sets them.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// Turn 0 (INIT + the first TURN): start-up is not counted, thinking is.
+    pub first: Duration,
+    /// Every later turn.
+    pub turn: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            first: Duration::from_millis(2000),
+            turn: Duration::from_millis(50),
+        }
+    }
+}
+
+/// One seat of the match.
+pub struct Seat {
+    pub name: String,
+    /// sha256 of the program as the operator gave it (recorded as `bot_i` in the result).
+    pub hash: String,
+    /// The runnable bot, or the fault that kept it from existing (e.g. a compile failure).
+    pub program: Result<BotCommand, Fault>,
+}
+
+/// Which board to play on.
+pub enum MapChoice {
+    /// Generated from (seed, player count).
+    Generated,
+    /// A hand-made board (spawn count must equal the number of seats).
+    Given(Map),
+}
+
+/// Everything that defines one match.
+pub struct MatchSpec {
+    pub seed: u64,
+    pub seats: Vec<Seat>,
+    pub map: MapChoice,
+}
+
+/// A match that could not be set up at all (bad input, not bot misbehaviour).
+#[derive(Debug, thiserror::Error)]
+pub enum RefereeError {
+    #[error("invalid match: {0}")]
+    Params(#[from] bm::ParamsError),
+    #[error("the map has {spawns} spawns but the match has {seats} bots")]
+    SpawnCount { spawns: usize, seats: usize },
+    #[error("engine refused the match: {0}")]
+    Engine(String),
+}
+
+/// Play one match to the end and return its replay (result included). Bots that fail to start,
+/// time out, crash or misbehave are eliminated per the rules; the match goes on without them.
+pub fn play(
+    spec: MatchSpec,
+    cfg: &SandboxConfig,
+    tokens: &CoreTokens,
+) -> Result<Replay, RefereeError> {
+    play_with(spec, cfg, tokens, Deadlines::default())
+}
+
+/// [`play`] with explicit deadlines (tests use long ones to stay deterministic under load).
+pub fn play_with(
+    spec: MatchSpec,
+    cfg: &SandboxConfig,
+    tokens: &CoreTokens,
+    deadlines: Deadlines,
+) -> Result<Replay, RefereeError> {
+    let n = spec.seats.len();
+    let mut params = Params::for_players(n)?;
+    let (map, source) = match spec.map {
+        MapChoice::Generated => (bm::generate_map(spec.seed, n)?, MapSource::Generated),
+        // A hand-made board keeps its own size; turn limits and shrink come from the count.
+        MapChoice::Given(m) => {
+            params.side = m.side;
+            (m, MapSource::File)
+        }
+    };
+    if map.spawns.len() != n {
+        return Err(RefereeError::SpawnCount {
+            spawns: map.spawns.len(),
+            seats: n,
+        });
+    }
+    let mut game = Game::new(params, &map).map_err(|e| RefereeError::Engine(e.to_string()))?;
+    let names: Vec<String> = spec.seats.iter().map(|s| s.name.clone()).collect();
+    let hashes: BTreeMap<String, String> = spec
+        .seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("bot_{i}"), s.hash.clone()))
+        .collect();
+    let mut recorder = Recorder::new(
+        MatchMeta {
+            seed: spec.seed,
+            names,
+            hashes,
+            map_source: source,
+        },
+        params,
+        &map,
+    );
+
+    // Start every bot before the first turn; start-up time is nobody's turn time.
+    let mut bots: Vec<Option<Bot>> = Vec::with_capacity(n);
+    let mut pending: Vec<Option<Fault>> = Vec::with_capacity(n);
+    for (slot, seat) in spec.seats.iter().enumerate() {
+        match &seat.program {
+            Ok(cmd) => match Bot::spawn(cmd, cfg, tokens, slot) {
+                Ok(bot) => {
+                    bots.push(Some(bot));
+                    pending.push(None);
+                }
+                Err(f) => {
+                    bots.push(None);
+                    pending.push(Some(f));
+                }
+            },
+            Err(f) => {
+                bots.push(None);
+                pending.push(Some(f.clone()));
+            }
+        }
+    }
+    let mut reports: Vec<Option<crate::bot::BotReport>> = (0..n).map(|_| None).collect();
+
+    let mut text = String::with_capacity(4096);
+    let mut inputs: Vec<Input> = Vec::with_capacity(n);
+    let mut recorded: Vec<TurnInput> = Vec::with_capacity(n);
+    while !game.is_over() {
+        let t = game.turn();
+        text.clear();
+        game.write_turn(&mut text);
+        inputs.clear();
+        recorded.clear();
+        for p in 0..n {
+            if !game.is_alive(p) {
+                inputs.push(Input::Fault);
+                recorded.push(TurnInput::NotAsked);
+                continue;
+            }
+            if let Some(mut f) = pending[p].take() {
+                f.turn = t;
+                inputs.push(Input::Fault);
+                recorded.push(TurnInput::Fault(f));
+                continue;
+            }
+            let Some(bot) = bots[p].as_mut() else {
+                // A bot that faulted earlier is dead in the engine; never reached.
+                inputs.push(Input::Fault);
+                recorded.push(TurnInput::NotAsked);
+                continue;
+            };
+            let (payload, deadline) = if t == 0 {
+                let mut s = game.init_line(p);
+                s.push_str(&text);
+                (std::borrow::Cow::Owned(s), deadlines.first)
+            } else {
+                (std::borrow::Cow::Borrowed(text.as_str()), deadlines.turn)
+            };
+            let answer = bot.exchange(t, payload.as_bytes(), deadline);
+            let verdict = answer.and_then(|line| {
+                bm::parse_answer(&line, t).map_err(|e| Fault {
+                    kind: FaultKind::BadOutput,
+                    turn: t,
+                    detail: e.to_string(),
+                })
+            });
+            match verdict {
+                Ok(action) => {
+                    inputs.push(Input::Act(action));
+                    recorded.push(TurnInput::Act(action));
+                }
+                Err(f) => {
+                    // Eliminated this turn: stop its processes now, keep what the replay needs.
+                    if let Some(b) = bots[p].take() {
+                        reports[p] = Some(b.finish());
+                    }
+                    inputs.push(Input::Fault);
+                    recorded.push(TurnInput::Fault(f));
+                }
+            }
+        }
+        game.step(&inputs);
+        recorder.record(t, &recorded, game.digest());
+        // Bots that died by the rules this turn get no more input: stop them now.
+        for p in 0..n {
+            if !game.is_alive(p) {
+                if let Some(b) = bots[p].take() {
+                    reports[p] = Some(b.finish());
+                }
+            }
+        }
+    }
+    for p in 0..n {
+        if let Some(b) = bots[p].take() {
+            reports[p] = Some(b.finish());
+        }
+    }
+    let mut stderr_tails = Vec::with_capacity(n);
+    let mut timing = serde_json::Map::new();
+    for (p, r) in reports.into_iter().enumerate() {
+        match r {
+            Some(r) => {
+                if !r.leftovers.is_empty() {
+                    tracing::error!(bot = p, leftovers = ?r.leftovers, "processes or files left after a bot finished");
+                }
+                stderr_tails.push(r.stderr_tail);
+                timing.insert(
+                    format!("bot_{p}"),
+                    serde_json::to_value(&r.timing).unwrap_or(serde_json::Value::Null),
+                );
+            }
+            None => stderr_tails.push(String::new()),
+        }
+    }
+    Ok(recorder.finish(&game, stderr_tails, Some(serde_json::Value::Object(timing))))
+}
