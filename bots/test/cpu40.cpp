@@ -1,11 +1,13 @@
 // The fairness benchmark's bot: burns ~40 ms of its own CPU time per turn, then answers.
-// With the argument `ponder` a background thread also computes all the time (between turns
-// too), as game bots that think ahead do.
+// With the argument `ponder` a background thread computes while the bot waits for its next
+// turn (and rests while the bot thinks on its turn), as game bots that think ahead do.
 #include <time.h>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 static long long thread_cpu_us() {
@@ -15,8 +17,13 @@ static long long thread_cpu_us() {
 }
 
 int main(int argc, char** argv) {
+    static std::atomic<bool> thinking{false};
     if (argc > 1 && std::strcmp(argv[1], "ponder") == 0) {
-        std::thread([] { for (volatile unsigned long i = 0;; i = i + 1) {} }).detach();
+        std::thread([] {
+            for (volatile unsigned long i = 0;; i = i + 1u)
+                while (thinking.load(std::memory_order_relaxed))
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }).detach();
     }
     long long budget_us = argc > 2 ? std::atoll(argv[2]) : 40000;
     std::string line;
@@ -26,9 +33,11 @@ int main(int argc, char** argv) {
         if (line != "END") continue;
         if (t < 0) t = counter;
         ++counter;
+        thinking = true;
         long long start = thread_cpu_us();
         volatile unsigned long x = 0;
         while (thread_cpu_us() - start < budget_us) x = x + 1;
+        thinking = false;
         std::cout << t << " S 0" << std::endl;
         t = -1;
     }

@@ -18,6 +18,8 @@ pub(crate) struct BotCgroups {
     cpu: Option<PathBuf>,
     unified: Option<PathBuf>,
     procs: Vec<File>,
+    /// `cpuacct.usage`, kept open: read twice per turn.
+    usage: Option<File>,
 }
 
 impl BotCgroups {
@@ -43,7 +45,12 @@ impl BotCgroups {
             cpu: make(&host.cg_cpu)?,
             unified: make(&host.cg_unified)?,
             procs: Vec::new(),
+            usage: None,
         };
+        cg.usage = cg
+            .cpuacct
+            .as_ref()
+            .and_then(|d| File::open(d.join("cpuacct.usage")).ok());
         if let Some(m) = &cg.memory {
             write(&m.join("memory.limit_in_bytes"), &limits.memory.to_string())?;
             let memsw = m.join("memory.memsw.limit_in_bytes");
@@ -52,9 +59,9 @@ impl BotCgroups {
             }
         }
         if let (Some(c), true) = (&cg.cpu, cpu_weight > 0) {
-            if let Some(group) = c.parent() {
-                write(&group.join("cpu.shares"), &cpu_weight.to_string())?;
-            }
+            // Below the worker's own threads (1024 each, see `join_worker_group`), so that the
+            // worker stops a bot that answered before that bot's helpers can ponder on.
+            write(&c.join("cpu.shares"), "256")?;
         }
         if let Some(p) = &cg.pids {
             write(&p.join("pids.max"), &limits.processes.to_string())?;
@@ -89,12 +96,11 @@ impl BotCgroups {
 
     /// CPU time of every process of the bot, ns.
     pub(crate) fn cpu_ns(&self) -> Option<u64> {
-        let dir = self.cpuacct.as_ref()?;
-        std::fs::read_to_string(dir.join("cpuacct.usage"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        use std::os::unix::fs::FileExt;
+        let file = self.usage.as_ref()?;
+        let mut buf = [0u8; 32];
+        let n = file.read_at(&mut buf, 0).ok()?;
+        std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
     }
 
     /// Whether the memory limit was hit (an OOM kill, or allocations refused at the limit).
@@ -185,6 +191,22 @@ impl BotCgroups {
         }
         left
     }
+}
+
+/// Move the worker process into the `matchfarm` cpu group with `cpu_weight` shares: bots and
+/// the worker threads that time them are scheduled ahead of background load, and the worker
+/// (1024 per thread) ahead of its bots (256 each).
+pub(crate) fn join_worker_group(host: &HostSupport, cpu_weight: u64) -> Result<(), String> {
+    let Some(root) = &host.cg_cpu else {
+        return Ok(());
+    };
+    if cpu_weight == 0 {
+        return Ok(());
+    }
+    let group = root.join("matchfarm");
+    std::fs::create_dir_all(&group).map_err(|e| format!("cgroup {}: {e}", group.display()))?;
+    write(&group.join("cpu.shares"), &cpu_weight.to_string())?;
+    write(&group.join("cgroup.procs"), &std::process::id().to_string())
 }
 
 /// Remove what workers that died without cleaning up left under `matchfarm/` (cgroups are

@@ -207,6 +207,15 @@ unsafe fn exec_bot(p: &ChildPlan) -> ! {
             fail(p.err_w, Stage::Setuid);
         }
     }
+    // The bot dies with its parent (the init, or the worker without one). Set after the uid
+    // change, which clears it.
+    libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGKILL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
     if p.no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(p.err_w, Stage::NoNewPrivs);
     }
@@ -256,6 +265,14 @@ unsafe fn exec_bot(p: &ChildPlan) -> ! {
 }
 
 unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
+    // If the worker dies (even SIGKILL), the init dies, and with it its pid namespace.
+    libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGKILL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
     if libc::setsid() < 0 {
         fail(p.err_w, Stage::Setsid);
     }

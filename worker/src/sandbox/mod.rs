@@ -107,8 +107,10 @@ pub struct SandboxConfig {
     pub max_wall_factor: u32,
     /// Extra read-only paths (besides /usr and the program's folder) a bot may read.
     pub extra_read_paths: Vec<PathBuf>,
-    /// `Full` mode: cgroup v1 cpu.shares of the group of all bots (1024 = one ordinary
-    /// process), so that a thinking bot gets its core ahead of background load; 0 = unchanged.
+    /// `Full` mode: cgroup v1 cpu.shares of the `matchfarm` group, which holds the worker process
+    /// (1024 per thread) and every bot's cgroup (256 each); 1024 = one ordinary process. A
+    /// thinking bot and the worker timing it get their cores ahead of background load.
+    /// 0 = no cpu cgroup changes.
     pub cpu_weight: u64,
 }
 

@@ -76,6 +76,9 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
     once.call_once(|| {
         tracing::info!(sandbox = %cfg.describe(), "bot sandbox in force");
         if mode == SandboxMode::Full {
+            if let Err(e) = super::cgroup::join_worker_group(host, cfg.cpu_weight) {
+                tracing::warn!(error = %e, "could not join the matchfarm cpu cgroup");
+            }
             let swept = super::cgroup::sweep_stale(host);
             if swept > 0 {
                 tracing::warn!(swept, "removed cgroups left by workers that died");
