@@ -277,9 +277,20 @@ fn lock_output(output: &Path) -> Result<File> {
         .write(true)
         .open(&path)
         .with_context(|| format!("creating {}", path.display()))?;
-    // SAFETY: flock on a descriptor we own; the lock lives as long as the File.
-    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
+    // A coordinator that was just killed may take a moment to disappear with its bots: wait a
+    // few seconds before calling the folder busy.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let locked = loop {
+        // SAFETY: flock on a descriptor we own; the lock lives as long as the File.
+        let rc = unsafe {
+            libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB)
+        };
+        if rc == 0 || std::time::Instant::now() >= until {
+            break rc == 0;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    if !locked {
         bail!(
             "another coordinator is already running on {} (its lock is held); wait for it or use another --output",
             output.display()

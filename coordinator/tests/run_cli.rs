@@ -1,0 +1,244 @@
+//! `farm run` end to end with real bots: the reference's checks and refusals, the files it
+//! writes, resume after SIGKILL equal to an uninterrupted run, torn logs, and the output lock.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{farm, results_without_timing, run};
+
+const BOTS: [&str; 3] = [
+    "Base=bots/bomberman/baseline.cpp",
+    "Greedy=bots/bomberman/greedy.cpp",
+    "Random=bots/bomberman/random.cpp",
+];
+
+fn run_args(out: &Path) -> Vec<String> {
+    let mut a: Vec<String> = vec!["run".into(), "--bots".into()];
+    a.extend(BOTS.iter().map(|s| s.to_string()));
+    a.extend(
+        [
+            "--anchor", "Base", "--sizes", "2", "3", "--seeds", "1", "--seed", "11", "--workers",
+            "2", "--report-every", "4", "--output",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    a.push(out.display().to_string());
+    a
+}
+
+fn log_lines(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    let (code, out, err) = run(farm().args(run_args(&clean)));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("3 entrants; sizes=[2, 3]; 12 games; no fillers."), "{out}");
+    assert!(out.contains("Bradley-Terry ratings"), "{out}");
+    for f in ["identity.json", "schedule.json", "results.json", "bt.json", "performance.json", "汇总.md"] {
+        assert!(clean.join(f).is_file(), "{f} missing");
+    }
+    for n in 1..=12 {
+        assert!(clean.join(format!("replays/{n:05}.json")).is_file());
+        assert!(clean.join(format!("replays/{n:05}.html")).is_file());
+    }
+    let results = results_without_timing(&clean);
+    assert_eq!(results.as_array().unwrap().len(), 12);
+    assert_eq!(results[0]["match"], 1);
+    assert_eq!(results[0]["size"], 2);
+    let bt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(clean.join("bt.json")).unwrap()).unwrap();
+    assert_eq!(bt["anchor"], "Base");
+    assert_eq!(bt["ratings"]["Base"], 0.0);
+    let report = std::fs::read_to_string(clean.join("汇总.md")).unwrap();
+    assert!(report.contains("|2|Base|"), "{report}");
+
+    // Kill the coordinator at a few points, resume each time, and compare.
+    let killed = tmp.path().join("killed");
+    let mut kills = 0;
+    for want in [2usize, 6] {
+        let mut args = run_args(&killed);
+        if killed.exists() {
+            args.push("--resume".into());
+        }
+        let mut child = farm()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(120);
+        while log_lines(&killed) < want && Instant::now() < until {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(kills >= 1, "the coordinator was never killed mid-run");
+    let mut args = run_args(&killed);
+    args.push("--resume".into());
+    let (code, out, err) = run(farm().args(&args));
+    assert_eq!(code, 0, "resume failed\nstdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(results_without_timing(&killed), results, "resumed run differs from the clean run");
+    let bt2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(killed.join("bt.json")).unwrap()).unwrap();
+    assert_eq!(bt2["ratings"], bt["ratings"]);
+
+    // Resuming a finished run is fine and changes nothing.
+    let (code, _, err) = run(farm().args(&args));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(results_without_timing(&killed), results);
+}
+
+#[test]
+fn refusals_name_what_is_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--anchor", "Nobody", "--sizes", "2"], "--anchor must name a bot"),
+        (vec!["--anchor", "Base", "--sizes", "2", "2"], "each match size must be unique"),
+        (vec!["--anchor", "Base", "--sizes", "4"], "between 2 and min(10, entrant count)"),
+        (vec!["--anchor", "Base", "--sizes", "2", "--seeds", "0"], "seed count must be positive"),
+        (vec!["--anchor", "Base", "--sizes", "2", "--workers", "0"], "must be positive"),
+        (vec!["--anchor", "Base", "--sizes", "2", "--report-every", "0"], "must be positive"),
+        (vec!["--anchor", "Base", "--sizes", "2", "--resume"], "nothing to resume"),
+    ];
+    for (extra, want) in cases {
+        let mut args: Vec<String> = vec!["run".into(), "--bots".into()];
+        args.extend(BOTS.iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--output".to_string(), out.display().to_string()]);
+        let (code, _, err) = run(farm().args(&args));
+        assert_ne!(code, 0, "{extra:?} accepted");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?} left an output folder behind");
+    }
+    // Duplicate names, pipes, missing programs.
+    for (bots, want) in [
+        (vec!["A=bots/bomberman/random.cpp", "A=bots/bomberman/greedy.cpp"], "given twice"),
+        (vec!["A|B=bots/bomberman/random.cpp", "C=bots/bomberman/greedy.cpp"], "'|'"),
+        (vec!["A=nope.cpp", "C=bots/bomberman/greedy.cpp"], "not found"),
+    ] {
+        let mut args: Vec<String> = vec!["run".into(), "--bots".into()];
+        args.extend(bots.iter().map(|s| s.to_string()));
+        args.extend(["--anchor", "C", "--sizes", "2", "--output"].iter().map(|s| s.to_string()));
+        args.push(out.display().to_string());
+        let (code, _, err) = run(farm().args(&args));
+        assert_ne!(code, 0);
+        assert!(err.contains(want), "{bots:?}: {err}");
+    }
+}
+
+#[test]
+fn plan_only_then_changes_refuse_resume_and_output_must_be_new() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("plan");
+    let mut args = run_args(&out);
+    args.push("--plan-only".into());
+    let (code, stdout, err) = run(farm().args(&args));
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("12 games"));
+    assert!(out.join("schedule.json").is_file() && out.join("identity.json").is_file());
+    assert!(!out.join("results.jsonl").exists());
+
+    // Same command again without --resume: refused.
+    let (code, _, err) = run(farm().args(&args));
+    assert_ne!(code, 0);
+    assert!(err.contains("exists; use --resume"), "{err}");
+
+    // A changed bot (different program for the same name) refuses the resume, naming it.
+    let tmpbot = tmp.path().join("random2.cpp");
+    let src = std::fs::read_to_string(common::repo().join("bots/bomberman/random.cpp")).unwrap();
+    std::fs::write(&tmpbot, format!("{src}\n// changed\n")).unwrap();
+    let mut a2: Vec<String> = vec!["run".into(), "--bots".into()];
+    a2.push(BOTS[0].into());
+    a2.push(BOTS[1].into());
+    a2.push(format!("Random={}", tmpbot.display()));
+    a2.extend(
+        ["--anchor", "Base", "--sizes", "2", "3", "--seeds", "1", "--seed", "11", "--workers", "2", "--report-every", "4", "--resume", "--output"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    a2.push(out.display().to_string());
+    let (code, _, err) = run(farm().args(&a2));
+    assert_ne!(code, 0);
+    assert!(err.contains("resume rejected") && err.contains("Random"), "{err}");
+
+    // Another seed: the schedule differs.
+    let mut a3 = run_args(&out);
+    let i = a3.iter().position(|s| s == "11").unwrap();
+    a3[i] = "12".into();
+    a3.push("--resume".into());
+    let (code, _, err) = run(farm().args(&a3));
+    assert_ne!(code, 0);
+    assert!(err.contains("resume rejected") && err.contains("schedule"), "{err}");
+}
+
+#[test]
+fn modified_workspace_is_refused_by_file_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    for f in ["RULES.md", "VERSION", "MANIFEST.json"] {
+        std::fs::copy(common::repo().join("workspace/bomberman").join(f), ws.join(f)).unwrap();
+    }
+    std::fs::write(ws.join("RULES.md"), "edited").unwrap();
+    let out = tmp.path().join("o");
+    let mut args = run_args(&out);
+    args.extend(["--workspace".to_string(), ws.display().to_string()]);
+    let (code, _, err) = run(farm().args(&args));
+    assert_ne!(code, 0);
+    assert!(err.contains("referee package modified: RULES.md"), "{err}");
+}
+
+#[test]
+fn torn_log_is_recovered_and_second_coordinator_is_locked_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let (code, _, err) = run(farm().args(run_args(&out)));
+    assert_eq!(code, 0, "{err}");
+    let clean = results_without_timing(&out);
+    // Simulate a crash mid-write: drop the last 3 records, add half a record.
+    let log = out.join("results.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let kept = lines[..lines.len() - 3].join("\n") + "\n" + &lines[lines.len() - 3][..20];
+    std::fs::write(&log, kept).unwrap();
+    let mut args = run_args(&out);
+    args.push("--resume".into());
+    let (code, _, err) = run(farm().args(&args));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("torn record"), "{err}");
+    assert_eq!(results_without_timing(&out), clean);
+
+    // A record damaged in the middle is refused, not papered over.
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, text.replacen("\"match\":2", "\"match\":\"x\"", 1)).unwrap();
+    let (code, _, err) = run(farm().args(&args));
+    assert_ne!(code, 0);
+    assert!(err.contains("line 2"), "{err}");
+    std::fs::write(&log, text).unwrap();
+
+    // Hold the lock like a running coordinator would; a second one must refuse.
+    let lock = std::fs::File::options().write(true).open(out.join(".lock")).unwrap();
+    // SAFETY: flock on an fd we own.
+    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(rc, 0);
+    let (code, _, err) = run(farm().args(&args));
+    assert_ne!(code, 0);
+    assert!(err.contains("another coordinator"), "{err}");
+}
