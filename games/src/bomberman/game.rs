@@ -197,7 +197,12 @@ impl Game {
         self.kills.clone_from(&other.kills);
         self.bombs_placed.clone_from(&other.bombs_placed);
         self.boxes_broken.clone_from(&other.boxes_broken);
-        self.scratch.clone_from(&other.scratch);
+        // Scratch buffers hold nothing between turns; only their sizes matter.
+        if self.scratch.burn.len() != other.scratch.burn.len()
+            || self.scratch.target.len() != other.scratch.target.len()
+        {
+            self.scratch = other.scratch.clone();
+        }
     }
 
     pub fn params(&self) -> &Params {
