@@ -1,13 +1,14 @@
 //! Engine throughput: turns per second with scripted pseudo-random actions, for 2 players on
-//! 13x13 and 10 players on 25x25, restarting from the initial position whenever a game ends.
+//! 13x13 and 10 players on 25x25, restarting from the initial position whenever a game ends
+//! (two bot styles: frequent bombs, and rare bombs for longer games).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use games::bomberman::{generate_map, Action, Game, Input, Move, Params};
 
 const TURNS_PER_ITER: u64 = 10_000;
 
-/// A pre-drawn table of inputs: moves uniform, a bomb one time in eight.
-fn script(players: usize, len: usize) -> Vec<Vec<Input>> {
+/// A pre-drawn table of inputs: moves uniform, a bomb one time in `bomb_one_in`.
+fn script(players: usize, len: usize, bomb_one_in: u64) -> Vec<Vec<Input>> {
     let mut r = 0x9E37_79B9_7F4A_7C15u64;
     (0..len)
         .map(|_| {
@@ -19,7 +20,7 @@ fn script(players: usize, len: usize) -> Vec<Vec<Input>> {
                     let mv = Move::ALL[(r % 5) as usize];
                     Input::Act(Action {
                         mv,
-                        bomb: (r >> 20) & 7 == 0,
+                        bomb: (r >> 20).is_multiple_of(bomb_one_in),
                     })
                 })
                 .collect()
@@ -27,10 +28,10 @@ fn script(players: usize, len: usize) -> Vec<Vec<Input>> {
         .collect()
 }
 
-fn run(c: &mut Criterion, players: usize, label: &str) {
+fn run(c: &mut Criterion, players: usize, bomb_one_in: u64, label: &str) {
     let map = generate_map(42, players).unwrap();
     let start = Game::new(Params::for_players(players).unwrap(), &map).unwrap();
-    let table = script(players, 4096);
+    let table = script(players, 4096, bomb_one_in);
     let mut game = start.clone();
     let mut k = 0usize;
     let mut group = c.benchmark_group("engine");
@@ -65,8 +66,12 @@ fn run(c: &mut Criterion, players: usize, label: &str) {
 }
 
 fn benches(c: &mut Criterion) {
-    run(c, 2, "2p_13x13");
-    run(c, 10, "10p_25x25");
+    // Bomb-happy bots: short games, many restarts.
+    run(c, 2, 8, "2p_13x13");
+    run(c, 10, 8, "10p_25x25");
+    // Calmer bots: longer games with more walking between explosions.
+    run(c, 2, 48, "2p_13x13_calm");
+    run(c, 10, 48, "10p_25x25_calm");
 }
 
 criterion_group!(engine, benches);

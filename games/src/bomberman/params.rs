@@ -10,6 +10,7 @@ pub const MAX_PLAYERS: usize = 10;
 
 /// Everything about a match that does not depend on the map or the bots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Params {
     pub players: usize,
     pub side: usize,

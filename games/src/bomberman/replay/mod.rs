@@ -150,11 +150,7 @@ impl Replay {
 
     /// sha256 hex of the canonical JSON without the `digest` member.
     pub fn content_digest(&self) -> String {
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Some(o) = v.as_object_mut() {
-            o.shift_remove("digest");
-        }
-        hex::encode(Sha256::digest(v.to_string().as_bytes()))
+        content_digest_of(&serde_json::to_value(self).unwrap_or(Value::Null))
     }
 
     /// The map this replay was played on (rows and spawns as stored).
@@ -162,6 +158,17 @@ impl Replay {
         let spawns: Vec<(u16, u16)> = self.map.spawns.iter().map(|&[x, y]| (x, y)).collect();
         Map::from_rows(&self.map.rows, &spawns)
     }
+}
+
+/// sha256 hex of a replay document's compact JSON without its `digest` member, members in
+/// document order. Verification hashes the document as read, so that any added, removed or
+/// changed member anywhere is caught, including ones the typed form would ignore.
+pub fn content_digest_of(document: &Value) -> String {
+    let mut v = document.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.shift_remove("digest");
+    }
+    hex::encode(Sha256::digest(v.to_string().as_bytes()))
 }
 
 /// Collects a match turn by turn for the worker's referee loop.

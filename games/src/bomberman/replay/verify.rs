@@ -5,7 +5,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{build_result, MapSource, Replay, TurnRecord, REPLAY_FORMAT};
+use super::{build_result, content_digest_of, MapSource, Replay, TurnRecord, REPLAY_FORMAT};
 use crate::bomberman::action::{Action, Input};
 use crate::bomberman::game::Game;
 use crate::bomberman::map::Map;
@@ -114,13 +114,13 @@ pub fn verify(json: &str) -> Result<Replay, VerifyError> {
             expected: VERSION,
         });
     }
+    let computed = content_digest_of(&value);
     let replay: Replay = serde_json::from_value(value).map_err(|e| VerifyError::Malformed {
         reason: e.to_string(),
     })?;
     let (map, params) = check_setup(&replay)?;
     let game = resimulate(&replay, &map, params)?;
     check_result(&replay, &game)?;
-    let computed = replay.content_digest();
     if computed != replay.digest {
         return Err(VerifyError::DigestMismatch {
             stored: replay.digest.clone(),
