@@ -5,6 +5,7 @@ pub mod botprep;
 pub mod cmd;
 pub mod fsio;
 pub mod logging;
+pub mod metrics;
 pub mod progress;
 pub mod roster;
 pub mod run;

@@ -30,6 +30,27 @@ impl Default for Deadlines {
     }
 }
 
+/// Environment variable that lengthens the per-turn deadline (milliseconds) for calibration and
+/// for test suites on overloaded machines. Never set it for a real tournament: the rules say 50.
+pub const TURN_MS_ENV: &str = "FARM_TURN_MS";
+
+impl Deadlines {
+    /// The rules' deadlines, unless [`TURN_MS_ENV`] asks for a longer per-turn one.
+    pub fn from_env() -> Deadlines {
+        let mut d = Deadlines::default();
+        if let Some(ms) = std::env::var(TURN_MS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&ms| ms > 0)
+        {
+            tracing::warn!("{TURN_MS_ENV}={ms}: per-turn deadline is {ms} ms, not the rules' 50 ms");
+            d.turn = Duration::from_millis(ms);
+            d.first = d.first.max(d.turn);
+        }
+        d
+    }
+}
+
 /// One seat of the match.
 pub struct Seat {
     pub name: String,
@@ -72,7 +93,7 @@ pub fn play(
     cfg: &SandboxConfig,
     tokens: &CoreTokens,
 ) -> Result<Replay, RefereeError> {
-    play_with(spec, cfg, tokens, Deadlines::default())
+    play_with(spec, cfg, tokens, Deadlines::from_env())
 }
 
 /// [`play`] with explicit deadlines (tests use long ones to stay deterministic under load).

@@ -39,6 +39,7 @@ pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
                 .unwrap_or_default(),
         });
     }
+    worker::metrics::global().slots.set(plan.workers as i64);
     let runner = Arc::new(prep.into_runner(format!("embedded@{}", hostname())));
     let transport = Embedded::start(plan.workers, plan.workers * 2, runner, Arc::new(artifacts));
     tracing::info!(transport = %transport.describe(), "dispatching");
@@ -101,12 +102,17 @@ pub async fn drive<T: Transport>(
     let mut timings = Timings::default();
     let mut since_report = 0u64;
     let mut failures = 0u64;
+    let metrics = crate::metrics::global();
+    metrics.start(&plan.tournament, &transport.describe(), total, plan.done.len() as u64, &names);
+    metrics.workers.set(plan.workers as i64);
     loop {
         while in_flight.len() < window {
             let Some(n) = pending.pop_front() else { break };
             transport.publish(make_job(n)).await?;
+            metrics.dispatched.inc();
             in_flight.insert(n, 0);
         }
+        metrics.window(in_flight.len(), pending.len());
         if in_flight.is_empty() {
             break;
         }
@@ -139,6 +145,8 @@ pub async fn drive<T: Transport>(
                         tracing::warn!(number = n, attempt = tries + 1, "match failed, retrying: {why:#}");
                         in_flight.insert(n, tries + 1);
                         transport.publish(make_job(n)).await?;
+                        metrics.dispatched.inc();
+                        metrics.retried.inc();
                         continue;
                     }
                     failures += 1;
@@ -157,6 +165,7 @@ pub async fn drive<T: Transport>(
             timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
             for r in ready {
                 live.add(&r);
+                metrics.checkpointed(r.result.as_ref());
                 progress.done(&r);
                 since_report += 1;
             }
@@ -170,6 +179,9 @@ pub async fn drive<T: Transport>(
         if since_report >= plan.report_every || log.written() == total {
             let tick = Instant::now();
             live.write_report(&out)?;
+            if let Ok(fit) = live.fit() {
+                metrics.ratings(&fit);
+            }
             timings.report_seconds += tick.elapsed().as_secs_f64();
             since_report = 0;
         }

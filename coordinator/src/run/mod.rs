@@ -62,6 +62,13 @@ pub struct RunArgs {
     /// schedule in the workspace (schedule-bundled.json): the formal-run shortcut.
     #[arg(long, conflicts_with_all = ["bots", "sizes", "anchor", "schedule", "seeds", "seed"])]
     pub formal: bool,
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics while the run goes (port 0: any
+    /// free port; the address is printed on stderr).
+    #[arg(long, env = "FARM_METRICS_ADDR", value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+    /// With --metrics-addr: keep serving this many seconds after the run ends (a last scrape).
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    pub linger_secs: u64,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -81,5 +88,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .enable_all()
         .worker_threads(2)
         .build()?;
-    runtime.block_on(execute::execute(plan, &args))
+    let metrics = match &args.metrics_addr {
+        Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
+        None => None,
+    };
+    let code = runtime.block_on(execute::execute(plan, &args))?;
+    if metrics.is_some() && args.linger_secs > 0 {
+        runtime.block_on(tokio::time::sleep(std::time::Duration::from_secs(args.linger_secs)));
+    }
+    Ok(code)
 }

@@ -67,6 +67,11 @@ impl Live {
         }
     }
 
+    /// The current ratings (warm-started refit: cheap), for the metrics gauges.
+    pub fn fit(&mut self) -> Result<shared::bt::BtFit, shared::bt::BtError> {
+        self.bt.fit()
+    }
+
     /// Matches that failed for good (infrastructure).
     pub fn failed(&self) -> usize {
         self.failed.len()

@@ -38,12 +38,20 @@ pub struct Plan {
     pub tournament: String,
 }
 
-/// The bundled roster for `--formal`.
+/// The bundled roster for `--formal`, in slot order (slot 1 is the anchor). Four distinct bots;
+/// the extra entrants are copies under other names (so the 10-player size has ten seats), and
+/// copies of one bot should rate alike: a sanity check on the ratings.
 pub const FORMAL_ROSTER: &[(&str, &str)] = &[
     ("Search", "bots/bomberman/search.cpp"),
+    ("Base", "bots/bomberman/baseline.cpp"),
     ("Greedy", "bots/bomberman/greedy.cpp"),
     ("Random", "bots/bomberman/random.cpp"),
-    ("Base", "bots/bomberman/baseline.cpp"),
+    ("Search#2", "bots/bomberman/search.cpp"),
+    ("Base#2", "bots/bomberman/baseline.cpp"),
+    ("Greedy#2", "bots/bomberman/greedy.cpp"),
+    ("Random#2", "bots/bomberman/random.cpp"),
+    ("Greedy#3", "bots/bomberman/greedy.cpp"),
+    ("Random#3", "bots/bomberman/random.cpp"),
 ];
 /// File of the bundled frozen schedule inside the workspace.
 pub const FORMAL_SCHEDULE: &str = "schedule-bundled.json";
