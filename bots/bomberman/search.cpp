@@ -366,33 +366,42 @@ static Choice decide() {
   std::vector<Bomb> withMine = bombs;
   withMine.push_back({ME, pl[ME].x, pl[ME].y, T + FUSE});
   if (canBomb) simulate(withMine, fm);
-  // pessimistic: every nearby opponent that can bomb does so now
-  std::vector<Bomb> pess = bombs;
+  // pessimistic worlds: (A) every nearby opponent that can bomb does so now; (B) every nearby
+  // opponent steps towards us and bombs next turn (and, with a second bomb left, also now)
+  std::vector<Bomb> pessA = bombs, pessB = bombs;
   for (int i = 0; i < N; i++) {
     if (i == ME || !pl[i].alive) continue;
     int d = std::abs(pl[i].x - pl[ME].x) + std::abs(pl[i].y - pl[ME].y);
     int oc = idx(pl[i].x, pl[i].y);
     if (d > RANGE + 4) continue;
     int budget = CAP - myBombs(i);
-    if (budget > 0 && !bombOn(oc)) { pess.push_back({i, pl[i].x, pl[i].y, T + FUSE}); budget--; }
-    // ...or it steps towards us and bombs next turn
-    if (budget > 0) {
-      int bestA = -1, bestD = 1 << 30;
-      for (int dd = 1; dd < 5; dd++) {
-        int ax = pl[i].x + DX[dd], ay = pl[i].y + DY[dd];
-        int a = idx(ax, ay);
-        if (tile[a] != '.' || bombOn(a)) continue;
-        int da = std::abs(ax - pl[ME].x) + std::abs(ay - pl[ME].y);
-        if (da < bestD) { bestD = da; bestA = a; }
-      }
-      if (bestA >= 0 && bestA != myc) pess.push_back({i, cx(bestA), cy(bestA), T + 1 + FUSE});
+    if (budget <= 0) continue;
+    bool hereFree = !bombOn(oc);
+    if (hereFree) pessA.push_back({i, pl[i].x, pl[i].y, T + FUSE});
+    int bestA = -1, bestD = 1 << 30;
+    for (int dd = 1; dd < 5; dd++) {
+      int ax = pl[i].x + DX[dd], ay = pl[i].y + DY[dd];
+      int a = idx(ax, ay);
+      if (tile[a] != '.' || bombOn(a)) continue;
+      int da = std::abs(ax - pl[ME].x) + std::abs(ay - pl[ME].y);
+      if (da < bestD) { bestD = da; bestA = a; }
     }
+    if (bestA >= 0 && bestA != myc) {
+      pessB.push_back({i, cx(bestA), cy(bestA), T + 1 + FUSE});
+      budget--;
+    }
+    if (budget > 0 && hereFree) pessB.push_back({i, pl[i].x, pl[i].y, T + FUSE});
   }
-  bool anyPess = pess.size() > bombs.size();
-  if (anyPess) simulate(pess, pb);
-  std::vector<Bomb> pessMine = pess;
-  pessMine.push_back({ME, pl[ME].x, pl[ME].y, T + FUSE});
-  if (anyPess && canBomb) simulate(pessMine, pm);
+  Future pa, pam;
+  bool anyPessA = pessA.size() > bombs.size(), anyPessB = pessB.size() > bombs.size();
+  if (anyPessA) simulate(pessA, pa);
+  if (anyPessB) simulate(pessB, pb);
+  if (canBomb) {
+    pessA.push_back({ME, pl[ME].x, pl[ME].y, T + FUSE});
+    pessB.push_back({ME, pl[ME].x, pl[ME].y, T + FUSE});
+    if (anyPessA) simulate(pessA, pam);
+    if (anyPessB) simulate(pessB, pm);
+  }
 
   std::vector<int> pot = potential(fb);
   // other players' bodies: their cells are blocked on the next two moves, their neighbours on
@@ -467,7 +476,8 @@ static Choice decide() {
   for (int b = 0; b < 2; b++) {
     if (b == 1 && !canBomb) continue;
     const Future& F = b ? fm : fb;
-    const Future& P = anyPess ? (b ? pm : pb) : F;
+    const Future& PA = anyPessA ? (b ? pam : pa) : F;
+    const Future& PB = anyPessB ? (b ? pm : pb) : F;
     for (int m = 0; m < 5; m++) {
       int nx = pl[ME].x + DX[m], ny = pl[ME].y + DY[m];
       int n = idx(nx, ny);
@@ -486,11 +496,11 @@ static Choice decide() {
       // main outcome: we land on n; if the move is contested we may stay on myc instead
       Reach r = escapeLanded(F, n, &bodyF);
       int safe = r.count, depth = r.depth;
-      int ps = escapeLanded(P, n, &bodyP).count;
+      int ps = std::min(escapeLanded(PA, n, &bodyP).count, escapeLanded(PB, n, &bodyP).count);
       bool altBad = false, altPessBad = false;
       if (outs.size() > 1) {
         altBad = escapeLanded(F, myc, &bodyF).count == 0;
-        altPessBad = escapeLanded(P, myc, &bodyP).count == 0;
+        altPessBad = escapeLanded(PA, myc, &bodyP).count == 0 || escapeLanded(PB, myc, &bodyP).count == 0;
       }
       long long score;
       if (safe == 0) {
