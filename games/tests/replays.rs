@@ -230,6 +230,12 @@ fn any_other_edit_is_caught_by_the_content_digest() {
             "{e}"
         );
     }
+    // A member the typed form would drop is still part of the hashed document.
+    let (rp, _) = record(2, 2, 7, &[(0, 1, FaultKind::Timeout)]);
+    let e = verify_err(&edit(&rp.to_json(), |v| {
+        v["result"]["faults"][0][0]["note"] = "x".into()
+    }));
+    assert!(e.starts_with("content digest mismatch"), "{e}");
 }
 
 #[test]
