@@ -163,11 +163,30 @@ fn an_ineligible_request_takes_no_part_in_a_conflict() {
 
 #[test]
 fn dead_players_bombs_stay_and_keep_ticking() {
-    let mut g = board(OPEN7);
-    g.step(&inputs("R1 S0"));
-    g.step(&[Input::Fault, Input::Act(Action::STAY)]);
+    let mut g = board("#######\n#0.2..#\n#.....#\n#.....#\n#.....#\n#....1#\n#######\n");
+    g.step(&inputs("D1 S0 S0")); // 0's bomb at (1,1), due on 4
+    let stay = Input::Act(Action::STAY);
+    g.step(&[Input::Fault, stay, stay]); // 0 dies in phase 1 of turn 1
     assert!(!g.is_alive(0));
-    assert!(g.is_over(), "one player left");
-    // The game is over, but the bomb was still on the board when it ended.
-    assert_eq!(g.bombs().len(), 1);
+    assert_eq!(
+        g.bombs(),
+        &[Bomb {
+            owner: 0,
+            x: 1,
+            y: 1,
+            explode_at: 4
+        }]
+    );
+    wait(&mut g, 3);
+    assert!(g.bombs().is_empty(), "exploded on schedule");
+    assert_eq!(
+        g.death_turn(2),
+        4,
+        "2 stood two cells away on the bomb's row"
+    );
+    assert_eq!(
+        g.kill_share(0),
+        num_rational::Ratio::from_integer(1),
+        "the dead owner scores"
+    );
 }
