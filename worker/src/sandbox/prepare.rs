@@ -75,6 +75,10 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
     };
     once.call_once(|| {
         tracing::info!(sandbox = %cfg.describe(), "bot sandbox in force");
+        let swept = sweep_stale_folders(&cfg.scratch_root);
+        if swept > 0 {
+            tracing::warn!(swept, "removed bot folders left by workers that died");
+        }
         if mode == SandboxMode::Full {
             if let Err(e) = super::cgroup::join_worker_group(host, cfg.cpu_weight) {
                 tracing::warn!(error = %e, "could not join the matchfarm cpu cgroup");
@@ -85,6 +89,30 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
             }
         }
     });
+}
+
+/// Remove bot folders (`<worker pid>-<seq>`) of workers that are no longer running.
+fn sweep_stale_folders(root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut swept = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .split_once('-')
+            .and_then(|(p, _)| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if std::fs::remove_dir_all(e.path()).is_ok() {
+            swept += 1;
+        }
+    }
+    swept
 }
 
 fn prepare_and_launch(
