@@ -213,9 +213,10 @@ void simulate(const std::vector<Bomb>& start, Future& f) {
 }
 
 // Occupancy search in (cell, turn). The agent stands on `from` before the move of turn T+k0
-// (or has landed on `from` after the move of T+k0-1 when k0 > 0). `firstBlock` marks cells
-// unavailable for the first move (e.g. other players). Returns number of cells alive after
-// the move of the last simulated turn; `depth` gets the last turn index survived (+1).
+// (or has landed on `from` after the move of T+k0-1 when k0 > 0). `extra` (optional) has bit k
+// set on cells that cannot be entered during the move of turn T+k (e.g. other players' bodies).
+// Returns the number of cells still alive after the move of the last simulated turn; `depth`
+// gets the last turn index survived (+1).
 struct Reach { int count; int depth; };
 Reach escape(const Future& f, int from, int k0, const std::vector<uint32_t>* extra) {
   int C = S * S;
