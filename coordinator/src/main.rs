@@ -37,6 +37,8 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// Write MANIFEST.json (sha256 of every file) for a referee package folder.
     Manifest(cmd::manifest::ManifestArgs),
+    /// A stateless cluster worker: plays jobs from RabbitMQ, artifacts from Redis.
+    Worker(cmd::worker::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Run(a) => coordinator::run::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Manifest(a) => cmd::manifest::run(a),
+        Command::Worker(a) => cmd::worker::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -5,3 +5,4 @@ pub mod manifest;
 pub mod play;
 pub mod report;
 pub mod verify;
+pub mod worker;

@@ -25,6 +25,10 @@ use crate::transport::Transport;
 const RETRIES: u32 = 2;
 
 pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
+    if let Some(broker) = &args.broker {
+        let redis = args.redis.as_deref().context("cluster mode needs --redis (or FARM_REDIS)")?;
+        return crate::cluster::coordinate::execute(plan, args, broker, redis).await;
+    }
     let prep = crate::botprep::BotPrep::new(&args.sandbox)?;
     let mut artifacts = LocalArtifacts::new();
     let mut programs = Vec::with_capacity(plan.entries.len());
@@ -124,6 +128,7 @@ pub async fn drive<T: Transport>(
             batch.push(d);
         }
         let mut acks = Vec::with_capacity(batch.len());
+        let mut completed = Vec::new();
         for d in batch {
             acks.push(d.tag);
             let report = d.report;
@@ -160,6 +165,9 @@ pub async fn drive<T: Transport>(
                 }
             };
             in_flight.remove(&n);
+            if row.result.is_some() {
+                completed.push(n);
+            }
             let tick = Instant::now();
             let ready = log.push(row)?;
             timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
@@ -173,6 +181,7 @@ pub async fn drive<T: Transport>(
         let tick = Instant::now();
         log.sync()?;
         timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
+        transport.completed(&completed).await?;
         for tag in acks {
             transport.ack(tag).await?;
         }

@@ -69,6 +69,16 @@ pub struct RunArgs {
     /// With --metrics-addr: keep serving this many seconds after the run ends (a last scrape).
     #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     pub linger_secs: u64,
+    /// Run on a cluster: the RabbitMQ broker (amqp://user:pass@host:5672/vhost); embedded
+    /// local workers when absent.
+    #[arg(long, env = "FARM_BROKER", value_name = "URL", hide_env_values = true)]
+    pub broker: Option<String>,
+    /// Cluster mode: the Redis holding artifacts, heartbeats and the completed set.
+    #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
+    pub redis: Option<String>,
+    /// Cluster mode: file holding the farm key (HMAC); else the key itself in FARM_KEY.
+    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

@@ -3,6 +3,7 @@
 //! the default) and RabbitMQ (cluster). Everything above this trait is the same for both.
 
 pub mod embedded;
+pub mod rabbitmq;
 
 use shared::msg::{Job, JobReport};
 
@@ -24,6 +25,11 @@ pub trait Transport {
     fn try_next(&mut self) -> anyhow::Result<Option<Delivery>>;
     /// Acknowledge a report after its result is durable (or deliberately dropped).
     async fn ack(&mut self, tag: u64) -> anyhow::Result<()>;
+    /// These matches now have a durable, accepted result (the cluster records them so workers
+    /// skip redelivered duplicates). Default: nothing to do.
+    async fn completed(&mut self, _numbers: &[u64]) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Stop the workers this transport owns (embedded) or close connections (cluster).
     async fn shutdown(self) -> anyhow::Result<()>;
     /// A short description for logs ("embedded, 2 workers").

@@ -1,0 +1,99 @@
+//! A worker's artifacts: programs named by sha256 are fetched from Redis, re-hashed (bytes that
+//! do not match their name are refused, never cached) and kept in a local disk cache, so each
+//! host downloads a program once.
+
+use std::path::{Path, PathBuf};
+
+use shared::msg::{Job, JobFailure, ProgramRef};
+use worker::job::LocalArtifacts;
+
+use super::store::Store;
+
+/// Fetch-and-verify cache of programs on this host.
+pub struct RedisArtifacts {
+    store: Store,
+    dir: PathBuf,
+}
+
+impl RedisArtifacts {
+    pub fn new(store: Store, dir: PathBuf) -> std::io::Result<RedisArtifacts> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(RedisArtifacts { store, dir })
+    }
+
+    /// Local files for every seat of the job, verified.
+    pub async fn fetch(&self, job: &Job) -> Result<LocalArtifacts, JobFailure> {
+        let mut local = LocalArtifacts::new();
+        for seat in &job.seats {
+            let path = self.fetch_one(&seat.program).await?;
+            local.insert(seat.program.sha256.clone(), path);
+        }
+        Ok(local)
+    }
+
+    async fn fetch_one(&self, program: &ProgramRef) -> Result<PathBuf, JobFailure> {
+        let sha = &program.sha256;
+        if sha.len() != 64
+            || !sha
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
+            return Err(JobFailure::Artifact(format!(
+                "{}: {sha:?} is not a sha256 in lowercase hex",
+                program.file_name
+            )));
+        }
+        let name = if program.is_source() {
+            format!("{sha}.cpp")
+        } else {
+            sha.clone()
+        };
+        let path = self.dir.join(name);
+        if let Ok(bytes) = std::fs::read(&path) {
+            if shared::manifest::sha256_hex(&bytes) == *sha {
+                return Ok(path);
+            }
+        }
+        let bytes = self
+            .store
+            .get_artifact(sha)
+            .await
+            .map_err(|e| {
+                JobFailure::Infrastructure(format!(
+                    "fetching {} from Redis: {e:#}",
+                    program.file_name
+                ))
+            })?
+            .ok_or_else(|| {
+                JobFailure::Artifact(format!(
+                    "{} (sha256 {sha}) is missing from Redis",
+                    program.file_name
+                ))
+            })?;
+        let got = shared::manifest::sha256_hex(&bytes);
+        if got != *sha {
+            return Err(JobFailure::Artifact(format!(
+                "{}: the bytes stored under sha256 {sha} hash to {got}; refused",
+                program.file_name
+            )));
+        }
+        write_atomically(&path, &bytes, !program.is_source())
+            .map_err(|e| JobFailure::Infrastructure(format!("caching {}: {e}", path.display())))?;
+        Ok(path)
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if executable {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

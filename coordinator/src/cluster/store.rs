@@ -1,0 +1,170 @@
+//! The farm's Redis vocabulary: content-addressed artifacts (`farm:art:<sha256>`), the active
+//! tournaments workers serve (`farm:tournaments`), each tournament's completed match numbers
+//! (`farm:t:<id>:done`, for de-duplication), dead-letter reports (`farm:t:<id>:dead`) and worker
+//! heartbeats (`farm:worker:<id>`, expiring).
+
+use anyhow::{Context, Result};
+use redis::aio::ConnectionManager;
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+
+use super::HEARTBEAT_TTL;
+
+/// What a worker announces about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Heartbeat {
+    pub id: String,
+    pub host: String,
+    pub slots: usize,
+    /// Match numbers (with tournament prefix) being played now.
+    pub current: Vec<String>,
+    pub version: String,
+}
+
+/// A connection to the farm's Redis (reconnects by itself).
+#[derive(Clone)]
+pub struct Store {
+    con: ConnectionManager,
+}
+
+pub fn artifact_key(sha256: &str) -> String {
+    format!("farm:art:{sha256}")
+}
+
+fn done_key(tournament: &str) -> String {
+    format!("farm:t:{tournament}:done")
+}
+
+fn dead_key(tournament: &str) -> String {
+    format!("farm:t:{tournament}:dead")
+}
+
+const TOURNAMENTS: &str = "farm:tournaments";
+
+impl Store {
+    pub async fn connect(url: &str) -> Result<Store> {
+        let client = redis::Client::open(url)
+            .with_context(|| format!("bad Redis URL {}", super::redact(url)))?;
+        let con = client
+            .get_connection_manager()
+            .await
+            .with_context(|| format!("connecting to Redis at {}", super::redact(url)))?;
+        Ok(Store { con })
+    }
+
+    /// Upload bytes under their hash unless already there; returns true when written.
+    pub async fn put_artifact(&self, sha256: &str, bytes: &[u8], overwrite: bool) -> Result<bool> {
+        let mut con = self.con.clone();
+        let key = artifact_key(sha256);
+        if overwrite {
+            let _: () = con.set(&key, bytes).await?;
+            Ok(true)
+        } else {
+            Ok(con.set_nx(&key, bytes).await?)
+        }
+    }
+
+    pub async fn has_artifact(&self, sha256: &str) -> Result<bool> {
+        let mut con = self.con.clone();
+        Ok(con.exists(artifact_key(sha256)).await?)
+    }
+
+    pub async fn get_artifact(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        let mut con = self.con.clone();
+        Ok(con.get(artifact_key(sha256)).await?)
+    }
+
+    /// Announce a tournament to the workers.
+    pub async fn register(&self, tournament: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.sadd(TOURNAMENTS, tournament).await?;
+        Ok(())
+    }
+
+    pub async fn unregister(&self, tournament: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.srem(TOURNAMENTS, tournament).await?;
+        Ok(())
+    }
+
+    pub async fn tournaments(&self) -> Result<Vec<String>> {
+        let mut con = self.con.clone();
+        Ok(con.smembers(TOURNAMENTS).await?)
+    }
+
+    pub async fn mark_done(&self, tournament: &str, numbers: &[u64]) -> Result<()> {
+        if numbers.is_empty() {
+            return Ok(());
+        }
+        let mut con = self.con.clone();
+        let _: () = con.sadd(done_key(tournament), numbers).await?;
+        Ok(())
+    }
+
+    pub async fn is_done(&self, tournament: &str, number: u64) -> Result<bool> {
+        let mut con = self.con.clone();
+        Ok(con.sismember(done_key(tournament), number).await?)
+    }
+
+    pub async fn add_dead(&self, tournament: &str, entry: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.rpush(dead_key(tournament), entry).await?;
+        Ok(())
+    }
+
+    pub async fn dead(&self, tournament: &str) -> Result<Vec<String>> {
+        let mut con = self.con.clone();
+        Ok(con.lrange(dead_key(tournament), 0, -1).await?)
+    }
+
+    /// Forget a finished tournament's bookkeeping.
+    pub async fn forget(&self, tournament: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.srem(TOURNAMENTS, tournament).await?;
+        let _: () = con
+            .del(&[done_key(tournament), dead_key(tournament)])
+            .await?;
+        Ok(())
+    }
+
+    pub async fn heartbeat(&self, hb: &Heartbeat) -> Result<()> {
+        let mut con = self.con.clone();
+        let json = serde_json::to_string(hb)?;
+        let _: () = con
+            .set_ex(
+                format!("farm:worker:{}", hb.id),
+                json,
+                HEARTBEAT_TTL.as_secs(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub async fn drop_heartbeat(&self, id: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.del(format!("farm:worker:{id}")).await?;
+        Ok(())
+    }
+
+    /// Live workers (heartbeats not yet expired).
+    pub async fn workers(&self) -> Result<Vec<Heartbeat>> {
+        let mut con = self.con.clone();
+        let keys: Vec<String> = {
+            let mut it = con.scan_match::<_, String>("farm:worker:*").await?;
+            let mut v = Vec::new();
+            while let Some(k) = it.next_item().await {
+                v.push(k);
+            }
+            v
+        };
+        let mut out = Vec::new();
+        for k in keys {
+            let v: Option<String> = con.get(&k).await?;
+            if let Some(hb) = v.and_then(|v| serde_json::from_str(&v).ok()) {
+                out.push(hb);
+            }
+        }
+        out.sort_by(|a: &Heartbeat, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+}

@@ -1,0 +1,574 @@
+//! The RabbitMQ transport: jobs go to the tournament's durable quorum queue as persistent,
+//! signed messages with publisher confirms (at most `confirm_window` unconfirmed); signed reports
+//! come back on the results queue and are acked only after the coordinator made them durable;
+//! dead letters (poison jobs past the delivery limit, jobs a worker refused) become failed
+//! reports with their reason, and anything unreadable is listed in `dead-letters.jsonl`. A lost
+//! broker connection is re-established with backoff and every unanswered job is published again
+//! (duplicates are harmless: results are idempotent by match number).
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use futures_lite::StreamExt;
+use lapin::options::*;
+use lapin::publisher_confirm::PublisherConfirm;
+use lapin::types::{AMQPValue, FieldTable};
+use lapin::{Channel, Connection};
+use tokio::sync::mpsc;
+
+use shared::codec::{self, FarmKey};
+use shared::msg::{Job, JobFailure, JobReport};
+
+use super::{Delivery, Transport};
+use crate::cluster::consumer::persistent;
+use crate::cluster::store::Store;
+use crate::cluster::{backoff, connect, Names, REASON_HEADER};
+
+const TAG_BITS: u32 = 48;
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+
+/// What the coordinator needs to talk to the cluster for one tournament.
+pub struct ClusterSpec {
+    pub broker: String,
+    pub key: FarmKey,
+    pub tournament: String,
+    pub store: Store,
+    /// (sha256, file) of every artifact workers may ask for; re-uploaded when Redis lost them.
+    pub artifacts: Vec<(String, PathBuf)>,
+    /// Where unreadable or foreign dead letters are listed (JSON lines).
+    pub dead_file: Option<PathBuf>,
+    /// Publisher confirms outstanding at most.
+    pub confirm_window: usize,
+    /// Print the live-worker view this often.
+    pub view_every: Duration,
+}
+
+enum Event {
+    Report {
+        generation: u64,
+        tag: u64,
+        report: JobReport,
+    },
+    Dead {
+        number: u64,
+        reason: String,
+    },
+    Broken {
+        generation: u64,
+        why: String,
+    },
+}
+
+struct Link {
+    conn: Connection,
+    ch: Channel,
+}
+
+/// Coordinator side of a RabbitMQ cluster.
+pub struct RabbitMq {
+    spec: ClusterSpec,
+    names: Names,
+    link: Option<Link>,
+    generation: u64,
+    confirms: VecDeque<(u64, PublisherConfirm)>,
+    unanswered: HashMap<u64, Job>,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+    reupload: bool,
+    last_house: Instant,
+    last_view: Instant,
+    published: u64,
+}
+
+impl RabbitMq {
+    /// Connect, declare the tournament's queues, drop stale jobs of an earlier coordinator
+    /// (everything unanswered is published again by the caller) and start consuming.
+    pub async fn start(spec: ClusterSpec) -> Result<RabbitMq> {
+        let (tx, rx) = mpsc::channel(4096);
+        let names = Names::for_tournament(&spec.tournament);
+        let mut t = RabbitMq {
+            names,
+            spec,
+            link: None,
+            generation: 0,
+            confirms: VecDeque::new(),
+            unanswered: HashMap::new(),
+            tx,
+            rx,
+            reupload: false,
+            last_house: Instant::now(),
+            last_view: Instant::now(),
+            published: 0,
+        };
+        t.open().await?;
+        if let Some(l) = &t.link {
+            let purged =
+                l.ch.queue_purge(&t.names.jobs, QueuePurgeOptions::default())
+                    .await?;
+            if purged > 0 {
+                tracing::info!(purged, "dropped queued jobs of an earlier coordinator");
+            }
+        }
+        t.spec.store.register(&t.spec.tournament).await?;
+        Ok(t)
+    }
+
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
+    async fn open(&mut self) -> Result<()> {
+        let conn = connect(&self.spec.broker).await?;
+        let ch = conn.create_channel().await?;
+        ch.confirm_select(ConfirmSelectOptions::default()).await?;
+        self.names.declare(&ch).await?;
+        ch.basic_qos(1000, BasicQosOptions::default()).await?;
+        self.generation += 1;
+        let generation = self.generation;
+        let results = ch
+            .basic_consume(
+                &self.names.results,
+                "",
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        let dead = ch
+            .basic_consume(
+                &self.names.dlq,
+                "",
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        tokio::spawn(read_results(
+            results,
+            self.tx.clone(),
+            self.spec.key.clone(),
+            generation,
+            self.spec.tournament.clone(),
+        ));
+        tokio::spawn(read_dead(
+            dead,
+            self.tx.clone(),
+            self.spec.key.clone(),
+            generation,
+            self.spec.tournament.clone(),
+            self.spec.store.clone(),
+            self.spec.dead_file.clone(),
+        ));
+        self.confirms.clear();
+        self.link = Some(Link { conn, ch });
+        Ok(())
+    }
+
+    /// Reconnect with backoff, then publish every unanswered job again.
+    async fn recover(&mut self, why: &str) -> Result<()> {
+        tracing::warn!("broker link lost ({why}); reconnecting");
+        if let Some(l) = self.link.take() {
+            let _ = l.conn.close(200, "reconnecting").await;
+        }
+        let mut attempt = 0;
+        loop {
+            match self.open().await {
+                Ok(()) => break,
+                Err(e) => {
+                    if attempt % 5 == 0 {
+                        eprintln!("broker unreachable ({e:#}); retrying");
+                    }
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt = (attempt + 1).min(8);
+                }
+            }
+        }
+        let mut again: Vec<Job> = self.unanswered.values().cloned().collect();
+        again.sort_by_key(|j| j.number);
+        tracing::info!(
+            jobs = again.len(),
+            "reconnected; publishing unanswered jobs again"
+        );
+        for job in again {
+            self.send(&job).await?;
+        }
+        Ok(())
+    }
+
+    /// Publish one job; on a broken link, recover (which republishes it).
+    async fn send(&mut self, job: &Job) -> Result<()> {
+        let body = codec::encode(job, &self.spec.key)?;
+        let Some(link) = &self.link else {
+            return Box::pin(self.recover("no connection")).await;
+        };
+        let sent = link
+            .ch
+            .basic_publish(
+                "",
+                &self.names.jobs,
+                BasicPublishOptions::default(),
+                &body,
+                persistent(),
+            )
+            .await;
+        match sent {
+            Ok(c) => {
+                self.confirms.push_back((job.number, c));
+                self.published += 1;
+            }
+            Err(e) => return Box::pin(self.recover(&e.to_string())).await,
+        }
+        while self.confirms.len() > self.spec.confirm_window {
+            self.await_confirm().await?;
+        }
+        Ok(())
+    }
+
+    async fn await_confirm(&mut self) -> Result<()> {
+        let Some((n, c)) = self.confirms.pop_front() else {
+            return Ok(());
+        };
+        match c.await {
+            Ok(conf) if conf.is_ack() => Ok(()),
+            Ok(_) => {
+                tracing::warn!(number = n, "broker nacked a job; publishing it again");
+                if let Some(job) = self.unanswered.get(&n).cloned() {
+                    Box::pin(self.send(&job)).await?;
+                }
+                Ok(())
+            }
+            Err(e) => Box::pin(self.recover(&e.to_string())).await,
+        }
+    }
+
+    /// Wait until every published job is confirmed (the raw-dispatch measurement uses this).
+    pub async fn flush(&mut self) -> Result<()> {
+        while !self.confirms.is_empty() {
+            self.await_confirm().await?;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, ev: Event) -> Option<Delivery> {
+        match ev {
+            Event::Report {
+                generation,
+                tag,
+                report,
+            } => {
+                if report.tournament == self.spec.tournament {
+                    self.unanswered.remove(&report.number);
+                }
+                if matches!(report.outcome, Err(JobFailure::Artifact(_))) {
+                    self.reupload = true;
+                }
+                Some(Delivery {
+                    report,
+                    tag: (generation << TAG_BITS) | (tag & TAG_MASK),
+                })
+            }
+            Event::Dead { number, reason } => {
+                self.unanswered.remove(&number);
+                Some(Delivery {
+                    report: JobReport {
+                        tournament: self.spec.tournament.clone(),
+                        number,
+                        worker: "dead-letter queue".to_string(),
+                        seconds: 0.0,
+                        outcome: Err(JobFailure::Infrastructure(format!(
+                            "dead-lettered: {reason}"
+                        ))),
+                    },
+                    tag: 0,
+                })
+            }
+            Event::Broken { generation, why } => {
+                if generation == self.generation {
+                    if let Some(l) = self.link.take() {
+                        tokio::spawn(async move {
+                            let _ = l.conn.close(200, "reconnecting").await;
+                        });
+                    }
+                    tracing::warn!("broker link broken: {why}");
+                }
+                None
+            }
+        }
+    }
+
+    /// Keep Redis whole (tournament announced, artifacts present) and show the workers.
+    async fn housekeeping(&mut self) {
+        self.last_house = Instant::now();
+        if let Err(e) = self.spec.store.register(&self.spec.tournament).await {
+            tracing::warn!("Redis: {e:#}");
+            return;
+        }
+        let overwrite = std::mem::take(&mut self.reupload);
+        for (sha, path) in &self.spec.artifacts {
+            let present = !overwrite && self.spec.store.has_artifact(sha).await.unwrap_or(false);
+            if present {
+                continue;
+            }
+            match std::fs::read(path) {
+                Ok(bytes) if shared::manifest::sha256_hex(&bytes) == *sha => {
+                    match self.spec.store.put_artifact(sha, &bytes, true).await {
+                        Ok(_) => {
+                            tracing::info!(file = %path.display(), "uploaded an artifact again")
+                        }
+                        Err(e) => tracing::warn!("Redis: {e:#}"),
+                    }
+                }
+                Ok(_) => {
+                    tracing::error!(file = %path.display(), "changed on disk since the run started; not uploaded")
+                }
+                Err(e) => tracing::error!(file = %path.display(), "cannot read: {e}"),
+            }
+        }
+        if self.last_view.elapsed() >= self.spec.view_every {
+            self.last_view = Instant::now();
+            eprintln!("{}", self.view().await);
+        }
+    }
+
+    /// "cluster: 2 live workers (...); 12 jobs in flight".
+    pub async fn view(&self) -> String {
+        let workers = self.spec.store.workers().await.unwrap_or_default();
+        let list: Vec<String> = workers
+            .iter()
+            .map(|w| format!("{}@{} {}/{} busy", w.id, w.host, w.current.len(), w.slots))
+            .collect();
+        format!(
+            "cluster: {} live workers [{}]; {} matches in flight",
+            workers.len(),
+            list.join(", "),
+            self.unanswered.len()
+        )
+    }
+
+    /// Delete the tournament's queues and Redis bookkeeping (after the run is complete).
+    pub async fn cleanup(&mut self) -> Result<()> {
+        self.spec.store.forget(&self.spec.tournament).await?;
+        if let Some(l) = &self.link {
+            self.names.delete(&l.ch).await?;
+        }
+        Ok(())
+    }
+}
+
+impl Transport for RabbitMq {
+    async fn publish(&mut self, job: Job) -> Result<()> {
+        if self.reupload {
+            self.housekeeping().await;
+        }
+        self.unanswered.insert(job.number, job.clone());
+        self.send(&job).await
+    }
+
+    async fn next(&mut self) -> Result<Option<Delivery>> {
+        loop {
+            if self.link.is_none() {
+                self.recover("connection closed").await?;
+            }
+            if self.reupload || self.last_house.elapsed() >= Duration::from_secs(2) {
+                self.housekeeping().await;
+            }
+            let wait = Duration::from_secs(2).saturating_sub(self.last_house.elapsed());
+            tokio::select! {
+                ev = self.rx.recv() => {
+                    let ev = ev.context("result readers stopped")?;
+                    if let Some(d) = self.handle(ev) {
+                        return Ok(Some(d));
+                    }
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    fn try_next(&mut self) -> Result<Option<Delivery>> {
+        while let Ok(ev) = self.rx.try_recv() {
+            if let Some(d) = self.handle(ev) {
+                return Ok(Some(d));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn ack(&mut self, tag: u64) -> Result<()> {
+        if tag == 0 || tag >> TAG_BITS != self.generation {
+            return Ok(()); // a dead letter (already acked) or a delivery of a lost connection
+        }
+        if let Some(l) = &self.link {
+            if let Err(e) =
+                l.ch.basic_ack(tag & TAG_MASK, BasicAckOptions::default())
+                    .await
+            {
+                self.handle(Event::Broken {
+                    generation: self.generation,
+                    why: e.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn completed(&mut self, numbers: &[u64]) -> Result<()> {
+        if let Err(e) = self
+            .spec
+            .store
+            .mark_done(&self.spec.tournament, numbers)
+            .await
+        {
+            tracing::warn!("Redis: recording completed matches: {e:#}");
+        }
+        Ok(())
+    }
+
+    async fn shutdown(mut self) -> Result<()> {
+        if let Err(e) = self.cleanup().await {
+            tracing::warn!("cleaning up the tournament's queues: {e:#}");
+        }
+        if let Some(l) = self.link.take() {
+            let _ = l.conn.close(200, "tournament finished").await;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "RabbitMQ {} (queue {})",
+            crate::cluster::redact(&self.spec.broker),
+            self.names.jobs
+        )
+    }
+}
+
+async fn read_results(
+    mut consumer: lapin::Consumer,
+    tx: mpsc::Sender<Event>,
+    key: FarmKey,
+    generation: u64,
+    tournament: String,
+) {
+    while let Some(d) = consumer.next().await {
+        let d = match d {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = tx
+                    .send(Event::Broken {
+                        generation,
+                        why: e.to_string(),
+                    })
+                    .await;
+                return;
+            }
+        };
+        match codec::decode::<JobReport>(&d.data, &key) {
+            Ok(report) => {
+                if tx
+                    .send(Event::Report {
+                        generation,
+                        tag: d.delivery_tag,
+                        report,
+                    })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(tournament = %tournament, "dropped a result that does not verify: {e}");
+                let _ = d.acker.ack(BasicAckOptions::default()).await;
+            }
+        }
+    }
+    let _ = tx
+        .send(Event::Broken {
+            generation,
+            why: "results consumer cancelled".into(),
+        })
+        .await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn read_dead(
+    mut consumer: lapin::Consumer,
+    tx: mpsc::Sender<Event>,
+    key: FarmKey,
+    generation: u64,
+    tournament: String,
+    store: Store,
+    file: Option<PathBuf>,
+) {
+    while let Some(d) = consumer.next().await {
+        let d = match d {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = tx
+                    .send(Event::Broken {
+                        generation,
+                        why: e.to_string(),
+                    })
+                    .await;
+                return;
+            }
+        };
+        let headers = d.properties.headers().clone().unwrap_or_default();
+        let header = |name: &str| -> Option<String> {
+            match headers.inner().get(name)? {
+                AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).to_string()),
+                AMQPValue::ShortString(s) => Some(s.as_str().to_string()),
+                _ => None,
+            }
+        };
+        let reason = header(REASON_HEADER)
+            .or_else(|| {
+                header("x-first-death-reason").map(|r| match r.as_str() {
+                    "delivery_limit" => format!(
+                        "delivered {} times without a result (poison job or workers dying on it)",
+                        crate::cluster::DELIVERY_LIMIT
+                    ),
+                    _ => format!("dead-lettered by the broker: {r}"),
+                })
+            })
+            .unwrap_or_else(|| "dead-lettered".to_string());
+        let job = codec::decode::<Job>(&d.data, &key)
+            .ok()
+            .filter(|j| j.tournament == tournament);
+        let entry = serde_json::json!({
+            "number": job.as_ref().map(|j| j.number),
+            "reason": reason,
+            "bytes": d.data.len(),
+        })
+        .to_string();
+        tracing::warn!("dead letter: {entry}");
+        if let Err(e) = store.add_dead(&tournament, &entry).await {
+            tracing::warn!("Redis: {e:#}");
+        }
+        if let Some(f) = &file {
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .and_then(|mut fh| writeln!(fh, "{entry}").and_then(|_| fh.sync_data()));
+            if let Err(e) = written {
+                tracing::error!(file = %f.display(), "cannot record a dead letter: {e}");
+            }
+        }
+        if let Some(job) = job {
+            if tx
+                .send(Event::Dead {
+                    number: job.number,
+                    reason,
+                })
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        let _ = d.acker.ack(BasicAckOptions::default()).await;
+    }
+}
