@@ -80,36 +80,90 @@ pub fn global() -> &'static Metrics {
     static M: OnceLock<Metrics> = OnceLock::new();
     M.get_or_init(|| Metrics {
         info: reg(IntGaugeVec::new(
-            Opts::new("farm_run_info", "1 for the running tournament (labels: tournament, transport)"),
+            Opts::new(
+                "farm_run_info",
+                "1 for the running tournament (labels: tournament, transport)",
+            ),
             &["tournament", "transport"],
         )
         .expect("static metric definition")),
-        scheduled: gauge("farm_matches_scheduled", "Matches in the tournament's schedule"),
+        scheduled: gauge(
+            "farm_matches_scheduled",
+            "Matches in the tournament's schedule",
+        ),
         checkpointed: gauge(
             "farm_matches_checkpointed",
             "Matches with a checkpointed row (result or failure), resumed ones included",
         ),
-        dispatched: counter("farm_matches_dispatched_total", "Jobs published to workers (retries included)"),
-        completed: counter("farm_matches_completed_total", "Matches accepted with a verified result by this process"),
-        failed: counter("farm_matches_failed_total", "Matches reported failed for good (infrastructure, not scored)"),
-        retried: counter("farm_matches_retried_total", "Jobs published again after an infrastructure failure"),
-        redelivered: counter("farm_jobs_redelivered_total", "Jobs the broker delivered again (cluster)"),
-        dead_lettered: counter("farm_jobs_dead_lettered_total", "Jobs that ended in the dead-letter queue (cluster)"),
-        in_flight: gauge("farm_matches_in_flight", "Jobs published and not yet answered"),
+        dispatched: counter(
+            "farm_matches_dispatched_total",
+            "Jobs published to workers (retries included)",
+        ),
+        completed: counter(
+            "farm_matches_completed_total",
+            "Matches accepted with a verified result by this process",
+        ),
+        failed: counter(
+            "farm_matches_failed_total",
+            "Matches reported failed for good (infrastructure, not scored)",
+        ),
+        retried: counter(
+            "farm_matches_retried_total",
+            "Jobs published again after an infrastructure failure",
+        ),
+        redelivered: counter(
+            "farm_jobs_redelivered_total",
+            "Jobs the broker delivered again (cluster)",
+        ),
+        dead_lettered: counter(
+            "farm_jobs_dead_lettered_total",
+            "Jobs that ended in the dead-letter queue (cluster)",
+        ),
+        in_flight: gauge(
+            "farm_matches_in_flight",
+            "Jobs published and not yet answered",
+        ),
         pending: gauge("farm_matches_pending", "Matches not yet published"),
-        queue_depth: gauge("farm_queue_depth", "Jobs published and not yet taken by a worker, as far as the coordinator knows"),
-        workers: gauge("farm_workers", "Worker slots (embedded) or live workers (cluster) serving the run"),
-        results_per_second: fgauge("farm_results_per_second", "Results checkpointed per second since this process started the run"),
-        eta_seconds: fgauge("farm_eta_seconds", "Estimated seconds until every match has a checkpointed row"),
-        finished: gauge("farm_run_finished", "1 once every match has a checkpointed row"),
+        queue_depth: gauge(
+            "farm_queue_depth",
+            "Jobs published and not yet taken by a worker, as far as the coordinator knows",
+        ),
+        workers: gauge(
+            "farm_workers",
+            "Worker slots (embedded) or live workers (cluster) serving the run",
+        ),
+        results_per_second: fgauge(
+            "farm_results_per_second",
+            "Results checkpointed per second since this process started the run",
+        ),
+        eta_seconds: fgauge(
+            "farm_eta_seconds",
+            "Estimated seconds until every match has a checkpointed row",
+        ),
+        finished: gauge(
+            "farm_run_finished",
+            "1 once every match has a checkpointed row",
+        ),
         faults: reg(IntCounterVec::new(
-            Opts::new("farm_faults_total", "Bot faults in accepted results, by kind and bot"),
+            Opts::new(
+                "farm_faults_total",
+                "Bot faults in accepted results, by kind and bot",
+            ),
             &["kind", "bot"],
         )
         .expect("static metric definition")),
-        rating: bot_gauge("farm_bot_rating", "Bradley-Terry rating (anchor = 0), refreshed as ratings refit"),
-        rating_low: bot_gauge("farm_bot_rating_ci_low", "Lower end of the rating's 95% interval"),
-        rating_high: bot_gauge("farm_bot_rating_ci_high", "Upper end of the rating's 95% interval"),
+        rating: bot_gauge(
+            "farm_bot_rating",
+            "Bradley-Terry rating (anchor = 0), refreshed as ratings refit",
+        ),
+        rating_low: bot_gauge(
+            "farm_bot_rating_ci_low",
+            "Lower end of the rating's 95% interval",
+        ),
+        rating_high: bot_gauge(
+            "farm_bot_rating_ci_high",
+            "Upper end of the rating's 95% interval",
+        ),
         started: OnceLock::new(),
     })
 }
@@ -176,7 +230,8 @@ impl Metrics {
         self.pending.set(pending as i64);
         let w = worker::metrics::global();
         if w.slots.get() > 0 {
-            self.queue_depth.set((in_flight as i64 - w.slots_busy.get()).max(0));
+            self.queue_depth
+                .set((in_flight as i64 - w.slots_busy.get()).max(0));
         }
     }
 
@@ -267,7 +322,11 @@ async fn answer(mut stream: TcpStream) -> std::io::Result<()> {
         ),
         ("GET" | "HEAD", "/healthz") => ("200 OK", "text/plain", "ok\n".to_string()),
         ("GET" | "HEAD", _) => ("404 Not Found", "text/plain", "try /metrics\n".to_string()),
-        _ => ("405 Method Not Allowed", "text/plain", "GET only\n".to_string()),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain",
+            "GET only\n".to_string(),
+        ),
     };
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -148,6 +148,7 @@ impl CompileCache {
         let key = self.key_for(&text);
         let exe = self.dir.join(format!("{key}.bin"));
         if exe.is_file() {
+            crate::metrics::global().compile_hits.inc();
             return Ok(exe);
         }
         let key_lock = {
@@ -169,10 +170,14 @@ impl CompileCache {
         // SAFETY: flock on an fd we own; released when the file is closed.
         unsafe { libc::flock(lock_file.as_raw_fd(), libc::LOCK_EX) };
         if exe.is_file() {
+            crate::metrics::global().compile_hits.inc();
             return Ok(exe);
         }
         self.compiles.fetch_add(1, Ordering::Relaxed);
-        self.compile(source, &text, &exe)?;
+        let started = Instant::now();
+        let compiled = self.compile(source, &text, &exe);
+        crate::metrics::global().compiled(started.elapsed().as_secs_f64(), compiled.is_ok());
+        compiled?;
         Ok(exe)
     }
 

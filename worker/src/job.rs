@@ -60,8 +60,12 @@ pub struct JobRunner {
 impl JobRunner {
     /// Play the job and report; never panics on bad jobs, never blames a bot for the host.
     pub fn execute(&self, job: &Job, artifacts: &dyn Artifacts) -> JobReport {
+        let metrics = crate::metrics::global();
+        metrics.set_sandbox_mode(self.sandbox.effective_mode().as_str());
+        let _busy = metrics.busy();
         let started = Instant::now();
         let outcome = self.play(job, artifacts);
+        metrics.job_done(job.seats.len(), started.elapsed().as_secs_f64(), outcome.is_ok());
         JobReport {
             tournament: job.tournament.clone(),
             number: job.number,
@@ -134,6 +138,7 @@ impl JobRunner {
         bm::replay::verify(&json).map_err(|e| {
             JobFailure::Infrastructure(format!("match {}: replay failed verification: {e}", job.number))
         })?;
+        crate::metrics::global().match_result(&replay.result);
         Ok(json)
     }
 }

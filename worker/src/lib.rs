@@ -6,6 +6,7 @@ pub mod bot;
 pub mod capture;
 pub mod compile;
 pub mod job;
+pub mod metrics;
 pub mod referee;
 pub mod sandbox;
 pub mod timing;

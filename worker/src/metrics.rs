@@ -1,0 +1,220 @@
+//! Worker-side Prometheus metrics: match duration and per-turn latency (per game and player
+//! count), bot faults by kind and bot, compile cache hits/misses and compile time, sandbox mode,
+//! slots busy/total. Registered in the process's default registry; whoever runs the worker
+//! (`farm run` embedded, or a cluster worker) serves it on `/metrics`.
+
+use std::sync::OnceLock;
+
+use games::bomberman::replay::MatchResult;
+use prometheus::{
+    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+};
+use shared::FaultKind;
+
+/// The game label of Bomberman matches.
+pub const BOMBERMAN: &str = "bomberman";
+/// Sandbox modes, each a series of `farm_worker_sandbox_mode` (1 for the one in use).
+pub const SANDBOX_MODES: [&str; 4] = ["auto", "off", "unprivileged", "full"];
+
+/// Every worker-side series.
+pub struct WorkerMetrics {
+    pub match_seconds: HistogramVec,
+    pub turn_seconds: HistogramVec,
+    pub matches: IntCounterVec,
+    pub faults: IntCounterVec,
+    pub compile_hits: IntCounter,
+    pub compile_misses: IntCounter,
+    pub compile_seconds: HistogramVec,
+    pub sandbox_mode: IntGaugeVec,
+    pub slots: IntGauge,
+    pub slots_busy: IntGauge,
+}
+
+fn reg<C: prometheus::core::Collector + Clone + 'static>(c: C) -> C {
+    if let Err(e) = prometheus::default_registry().register(Box::new(c.clone())) {
+        tracing::warn!("metric registration: {e}");
+    }
+    c
+}
+
+/// The process-wide worker metrics (registered on first use).
+pub fn global() -> &'static WorkerMetrics {
+    static M: OnceLock<WorkerMetrics> = OnceLock::new();
+    M.get_or_init(|| {
+        let hist = |name: &str, help: &str, labels: &[&str], buckets: Vec<f64>| {
+            reg(
+                HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), labels)
+                    .expect("static metric definition"),
+            )
+        };
+        let m = WorkerMetrics {
+            match_seconds: hist(
+                "farm_worker_match_seconds",
+                "Wall time of one job on a worker (compile, play, verify)",
+                &["game", "players"],
+                vec![
+                    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+                ],
+            ),
+            turn_seconds: hist(
+                "farm_worker_turn_seconds",
+                "Wall time of one bot-turn (sending the state to the complete answer)",
+                &["game", "players"],
+                vec![
+                    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                ],
+            ),
+            matches: reg(IntCounterVec::new(
+                Opts::new(
+                    "farm_worker_matches_total",
+                    "Jobs finished on this worker, by outcome (ok, failed)",
+                ),
+                &["outcome"],
+            )
+            .expect("static metric definition")),
+            faults: reg(IntCounterVec::new(
+                Opts::new(
+                    "farm_worker_faults_total",
+                    "Bot faults in matches this worker played, by kind and bot",
+                ),
+                &["kind", "bot"],
+            )
+            .expect("static metric definition")),
+            compile_hits: reg(IntCounter::new(
+                "farm_worker_compile_cache_hits_total",
+                "Sources whose executable was already in the compile cache",
+            )
+            .expect("static metric definition")),
+            compile_misses: reg(IntCounter::new(
+                "farm_worker_compile_cache_misses_total",
+                "Sources this worker had to compile",
+            )
+            .expect("static metric definition")),
+            compile_seconds: hist(
+                "farm_worker_compile_seconds",
+                "Wall time of one compile (sandboxed g++), by outcome (ok, failed)",
+                &["outcome"],
+                vec![0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0],
+            ),
+            sandbox_mode: reg(IntGaugeVec::new(
+                Opts::new(
+                    "farm_worker_sandbox_mode",
+                    "1 for the sandbox mode bots run under",
+                ),
+                &["mode"],
+            )
+            .expect("static metric definition")),
+            slots: reg(
+                IntGauge::new("farm_worker_slots", "Concurrent matches this worker runs")
+                    .expect("static metric definition"),
+            ),
+            slots_busy: reg(
+                IntGauge::new("farm_worker_slots_busy", "Matches running now")
+                    .expect("static metric definition"),
+            ),
+        };
+        for o in ["ok", "failed"] {
+            m.matches.with_label_values(&[o]);
+            m.compile_seconds.with_label_values(&[o]);
+        }
+        for mode in SANDBOX_MODES {
+            m.sandbox_mode.with_label_values(&[mode]);
+        }
+        m
+    })
+}
+
+impl WorkerMetrics {
+    /// The sandbox mode in use (one series at 1, the others at 0).
+    pub fn set_sandbox_mode(&self, mode: &str) {
+        for m in SANDBOX_MODES {
+            self.sandbox_mode
+                .with_label_values(&[m])
+                .set(i64::from(m == mode));
+        }
+    }
+
+    /// A slot is busy until the guard is dropped.
+    pub fn busy(&self) -> BusyGuard<'_> {
+        self.slots_busy.inc();
+        BusyGuard(&self.slots_busy)
+    }
+
+    /// One job done: its duration and outcome.
+    pub fn job_done(&self, players: usize, seconds: f64, ok: bool) {
+        self.match_seconds
+            .with_label_values(&[BOMBERMAN, &players.to_string()])
+            .observe(seconds);
+        self.matches
+            .with_label_values(&[if ok { "ok" } else { "failed" }])
+            .inc();
+    }
+
+    /// What a played match says about its bots: faults by kind and bot, per-turn wall times
+    /// (from the timing the worker recorded in the result).
+    pub fn match_result(&self, result: &MatchResult) {
+        for (name, faults) in result.names.iter().zip(&result.faults) {
+            for kind in FaultKind::ALL {
+                self.faults.with_label_values(&[kind.as_str(), name]);
+            }
+            for f in faults {
+                self.faults
+                    .with_label_values(&[f.kind.as_str(), name])
+                    .inc();
+            }
+        }
+        let turns = self
+            .turn_seconds
+            .with_label_values(&[BOMBERMAN, &result.players.to_string()]);
+        let Some(timing) = result.timing.as_ref().and_then(|t| t.as_object()) else {
+            return;
+        };
+        for bot in timing.values() {
+            let per_turn = bot.get("per_turn").and_then(|p| p.as_array());
+            for t in per_turn.into_iter().flatten() {
+                if let Some(us) = t.get("wall_us").and_then(|w| w.as_u64()) {
+                    turns.observe(us as f64 / 1e6);
+                }
+            }
+        }
+    }
+
+    /// A compile finished (a cache miss).
+    pub fn compiled(&self, seconds: f64, ok: bool) {
+        self.compile_misses.inc();
+        self.compile_seconds
+            .with_label_values(&[if ok { "ok" } else { "failed" }])
+            .observe(seconds);
+    }
+}
+
+/// Marks one slot busy while alive.
+pub struct BusyGuard<'a>(&'a IntGauge);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_mode_is_one_hot_and_busy_guard_restores() {
+        let m = global();
+        m.set_sandbox_mode("unprivileged");
+        let values: Vec<i64> = SANDBOX_MODES
+            .iter()
+            .map(|s| m.sandbox_mode.with_label_values(&[s]).get())
+            .collect();
+        assert_eq!(values, vec![0, 0, 1, 0]);
+        let before = m.slots_busy.get();
+        {
+            let _g = m.busy();
+            assert_eq!(m.slots_busy.get(), before + 1);
+        }
+        assert_eq!(m.slots_busy.get(), before);
+    }
+}
