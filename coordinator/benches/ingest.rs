@@ -1,6 +1,7 @@
-//! Ingest cost of the coordinator per result: checkpoint (ordered append, fsync every 64
-//! results) + live statistics + incremental Bradley–Terry, on synthetic 10-player results, at
-//! 10k and 100k results. Run: `cargo bench -p coordinator --bench ingest`.
+//! Ingest cost of the coordinator per result: checkpoint (ordered append, group-commit fsync
+//! every BATCH results, as the dispatcher does for the results that are ready together) + live
+//! statistics + incremental Bradley–Terry + 汇总.md every 25 results, on synthetic 10-player
+//! results, at 10k and 100k results. Run: `cargo bench -p coordinator --bench ingest [BATCH]`.
 //! Compare with tools/reference/time_evaluate_checkpoint.py (the reference's rewrite-per-game).
 
 use std::time::Instant;
@@ -40,6 +41,11 @@ fn synthetic(n: u64, names: &[String], state: &mut u64) -> Row {
 }
 
 fn main() {
+    let batch: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(256);
+    println!("fsync every {batch} results");
     let names: Vec<String> = (0..10).map(|i| format!("bot{i}")).collect();
     for total in [10_000u64, 100_000] {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -54,7 +60,7 @@ fn main() {
             for r in log.push(row).expect("push") {
                 live.add(&r);
             }
-            if (i + 1) % 64 == 0 {
+            if (i + 1) % batch == 0 {
                 log.sync().expect("sync");
             }
             if (i + 1) % 25 == 0 {

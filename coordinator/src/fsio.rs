@@ -9,6 +9,17 @@ use anyhow::{Context, Result};
 
 /// Atomically replace `path` with `bytes` (temp file + fsync + rename + directory fsync).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, true)
+}
+
+/// Atomically replace a view that can be rebuilt from durable data (e.g. 汇总.md from the
+/// results log): temp file + rename, no fsync. A crash may leave the previous version, never a
+/// torn one.
+pub fn write_view(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, false)
+}
+
+fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -24,14 +35,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
         .with_context(|| format!("writing {}", path.display()))?;
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("syncing {}", path.display()))?;
+    if durable {
+        tmp.as_file()
+            .sync_all()
+            .with_context(|| format!("syncing {}", path.display()))?;
+    }
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("renaming into {}", path.display()))?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
+    if durable {
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use shared::report::Tally;
 use shared::results::GameResult;
 
 use super::checkpoint::Row;
-use crate::fsio::write_atomic;
+use crate::fsio::{write_atomic, write_view};
 
 /// Time spent where, as performance.json reports it.
 #[derive(Debug, Default, Serialize)]
@@ -51,7 +51,8 @@ impl Live {
     pub fn add(&mut self, row: &Row) {
         match &row.result {
             Some(result) => {
-                let value = serde_json::json!({"match": row.number, "size": row.size, "result": result});
+                let value =
+                    serde_json::json!({"match": row.number, "size": row.size, "result": result});
                 match GameResult::from_results_row(&value, row.number as usize) {
                     Ok(g) => {
                         self.tally.push(&g);
@@ -100,7 +101,7 @@ impl Live {
     /// Refresh 汇总.md (warm-started refit: cheap).
     pub fn write_report(&mut self, dir: &Path) -> Result<()> {
         let text = self.report_text();
-        write_atomic(&dir.join("汇总.md"), text.as_bytes())
+        write_view(&dir.join("汇总.md"), text.as_bytes())
     }
 
     /// Everything at the end of a run.
@@ -138,10 +139,7 @@ impl Live {
                 }
                 out
             }
-            Err(e) => format!(
-                "ratings not available for {} bots: {e}\n",
-                self.names.len()
-            ),
+            Err(e) => format!("ratings not available for {} bots: {e}\n", self.names.len()),
         }
     }
 }
