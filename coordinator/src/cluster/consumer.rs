@@ -190,7 +190,12 @@ async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()> {
                 }
             }
             ev = rx.recv() => match ev {
-                Some(Event::Job(names, d)) => { tasks.spawn(handle(ctx.clone(), ch.clone(), names, *d)); }
+                Some(Event::Job(names, d)) => {
+                    if d.redelivered {
+                        crate::metrics::global().redelivered.inc();
+                    }
+                    tasks.spawn(handle(ctx.clone(), ch.clone(), names, *d));
+                }
                 Some(Event::Gone(tid)) => {
                     tracing::info!(tournament = %tid, "tournament queue gone");
                     served.remove(&tid);

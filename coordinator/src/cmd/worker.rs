@@ -31,6 +31,9 @@ pub struct WorkerArgs {
     /// This worker's id in heartbeats and reports (default: host-pid).
     #[arg(long, env = "FARM_WORKER_ID", value_name = "ID")]
     pub id: Option<String>,
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics (port 0: any free port).
+    #[arg(long, env = "FARM_METRICS_ADDR", value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -68,6 +71,11 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         .enable_all()
         .worker_threads(2)
         .build()?;
+    worker::metrics::global().slots.set(slots as i64);
+    let _metrics = match &args.metrics_addr {
+        Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
+        None => None,
+    };
     runtime.block_on(serve(cfg, runner))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -544,6 +544,7 @@ async fn read_dead(
         })
         .to_string();
         tracing::warn!("dead letter: {entry}");
+        crate::metrics::global().dead_lettered.inc();
         if let Err(e) = store.add_dead(&tournament, &entry).await {
             tracing::warn!("Redis: {e:#}");
         }
