@@ -1,0 +1,174 @@
+//! Cluster mode against the real RabbitMQ (127.0.0.1:5672, guest) and Redis (127.0.0.1:6379):
+//! real `farm run --broker` coordinators and `farm worker` processes, real signals. Each scenario
+//! ends with every result exactly once and equal to the embedded farm's run of the same
+//! tournament. Without a broker the tests print why and pass, unless FARM_REQUIRE_BROKER=1.
+//! Scenarios run one at a time (a lock) to keep the 2-core machine's timings sane; each uses
+//! its own Redis database and deletes the tournament's queues at the end.
+
+mod cluster_support;
+
+use std::time::{Duration, Instant};
+
+use cluster_support::*;
+
+#[test]
+fn cluster_run_equals_embedded() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("equal", 5);
+    let w1 = t.worker("w1", 1);
+    let w2 = t.worker("w2", 1);
+    let out = t.run_cluster(&[]);
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    assert!(
+        out.stderr.contains("live workers"),
+        "no worker view:\n{}",
+        out.stderr
+    );
+    let logs = [w1.stop(), w2.stop()];
+    // Both workers took part.
+    for l in &logs {
+        assert!(l.contains("ready"), "worker log:\n{l}");
+    }
+    t.assert_queues_gone();
+}
+
+#[test]
+fn worker_sigkilled_repeatedly() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("sigkill", 6);
+    let _steady = t.worker("steady", 1);
+    let mut coord = t.start_cluster(&[]);
+    let started = Instant::now();
+    let mut kills = 0;
+    let mut victim = t.worker("victim0", 1);
+    while coord.running() && started.elapsed() < Duration::from_secs(150) {
+        std::thread::sleep(Duration::from_millis(1500));
+        if !coord.running() {
+            break;
+        }
+        victim.kill9();
+        kills += 1;
+        victim = t.worker(&format!("victim{kills}"), 1);
+    }
+    let out = coord.wait();
+    assert!(
+        kills >= 2,
+        "the run ended before two kills ({kills}); make it longer"
+    );
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    victim.stop();
+    t.assert_queues_gone();
+}
+
+#[test]
+fn coordinator_sigkilled_and_resumed() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("resume", 7);
+    let _w1 = t.worker("w1", 1);
+    let _w2 = t.worker("w2", 1);
+    let mut coord = t.start_cluster(&[]);
+    t.wait_for_results(8, &mut coord);
+    coord.kill9();
+    let done_before = t.logged_rows();
+    assert!(
+        done_before < reference().len(),
+        "the run finished before the kill"
+    );
+    let out = t.run_cluster(&["--resume"]);
+    assert_eq!(
+        out.status,
+        Some(0),
+        "resumed coordinator failed:\n{}",
+        out.stderr
+    );
+    assert_same_results(&t.output(), &reference());
+    t.assert_queues_gone();
+}
+
+#[test]
+fn redis_flushed_mid_run() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("flush", 8);
+    let _w1 = t.worker("w1", 1);
+    let _w2 = t.worker("w2", 1);
+    let mut coord = t.start_cluster(&[]);
+    t.wait_for_results(5, &mut coord);
+    t.flush_redis();
+    assert_eq!(t.artifact_count(), 0);
+    // A fresh worker has nothing cached: it needs the artifacts back in Redis.
+    let _w3 = t.worker_with_scratch("w3", 1, "fresh");
+    let out = coord.wait();
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    assert_eq!(
+        t.artifact_count(),
+        3,
+        "the coordinator did not upload the bots again"
+    );
+    t.assert_queues_gone();
+}
+
+#[test]
+fn worker_sigterm_finishes_and_exits() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("sigterm", 9);
+    let w1 = t.worker("w1", 1);
+    let mut coord = t.start_cluster(&[]);
+    t.wait_for_results(4, &mut coord);
+    let _w2 = t.worker("w2", 1);
+    let (code, log) = w1.terminate(Duration::from_secs(60));
+    assert_eq!(
+        code,
+        Some(0),
+        "SIGTERMed worker did not exit cleanly:\n{log}"
+    );
+    assert!(log.contains("stopped"), "worker log:\n{log}");
+    let out = coord.wait();
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    t.assert_queues_gone();
+}
+
+#[test]
+fn garbage_and_forged_jobs_are_dead_lettered() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("dlq", 10);
+    let _w1 = t.worker("w1", 1);
+    let mut coord = t.start_cluster(&[]);
+    t.wait_for_results(2, &mut coord);
+    t.publish_raw_job(b"this is not a farm message at all, just garbage bytes".to_vec());
+    t.publish_forged_job();
+    let out = coord.wait();
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    let dead = std::fs::read_to_string(t.output().join("dead-letters.jsonl")).unwrap_or_default();
+    let lines: Vec<&str> = dead.lines().collect();
+    assert_eq!(lines.len(), 2, "dead letters:\n{dead}");
+    assert!(dead.contains("signature does not verify"), "{dead}");
+    assert!(
+        dead.contains("too short") || dead.contains("wire version"),
+        "{dead}"
+    );
+    t.assert_queues_gone();
+}
+
+#[test]
+fn artifact_bytes_not_matching_their_hash_are_refused_then_repaired() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("badart", 11);
+    // Plant wrong bytes under the random bot's hash before the coordinator uploads (it does not
+    // overwrite what is there: content addressing); workers must refuse them.
+    t.plant_artifact(RANDOM_BOT, b"int main() { return 1; }\n");
+    let w1 = t.worker_with_scratch("w1", 1, "fresh-a");
+    let out = t.run_cluster(&[]);
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    let log = w1.stop();
+    assert!(
+        log.contains("refused"),
+        "worker never saw the bad bytes:\n{log}"
+    );
+    t.assert_queues_gone();
+}

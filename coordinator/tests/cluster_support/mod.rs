@@ -1,0 +1,422 @@
+//! Helpers for the cluster tests: a per-test farm (own Redis database, own temp folder), worker
+//! and coordinator processes, the embedded reference run, and direct broker/Redis access.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BROKER: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const KEY: &str = "cluster-test-farm-key-0123456789";
+pub const ANSWER_BOT: &str = "bots/test/answer.cpp";
+pub const RANDOM_BOT: &str = "bots/bomberman/random.cpp";
+
+/// The tournament every scenario plays (and the embedded reference plays too).
+pub fn tournament_args() -> Vec<String> {
+    let mut v: Vec<String> = vec!["--bots".into()];
+    v.push(format!("A={ANSWER_BOT}"));
+    v.push(format!("R={RANDOM_BOT}"));
+    v.push("Base=bots/bomberman/baseline.cpp".into());
+    for s in [
+        "--anchor", "Base", "--sizes", "2", "3", "--seeds", "18", "--seed", "4242",
+    ] {
+        v.push(s.into());
+    }
+    v
+}
+
+pub fn farm() -> &'static str {
+    env!("CARGO_BIN_EXE_farm")
+}
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// One scenario at a time; None (test skipped, reason printed) without a broker and Redis.
+pub fn setup() -> Option<MutexGuard<'static, ()>> {
+    let up =
+        |a: &str| TcpStream::connect_timeout(&a.parse().unwrap(), Duration::from_secs(2)).is_ok();
+    if !up("127.0.0.1:5672") || !up("127.0.0.1:6379") {
+        if std::env::var("FARM_REQUIRE_BROKER").as_deref() == Ok("1") {
+            panic!("FARM_REQUIRE_BROKER=1 but RabbitMQ (127.0.0.1:5672) or Redis (127.0.0.1:6379) is not reachable");
+        }
+        eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
+        return None;
+    }
+    Some(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// results.json of the embedded farm for `tournament_args()` (computed once).
+pub fn reference() -> Vec<Value> {
+    static REF: OnceLock<Vec<Value>> = OnceLock::new();
+    REF.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("embedded");
+        let status = Command::new(farm())
+            .current_dir(root())
+            .arg("run")
+            .args(tournament_args())
+            .args(["--workers", "2", "--output"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "embedded reference run failed");
+        results(&out)
+    })
+    .clone()
+}
+
+pub fn results(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every match once, with the same ranks and points as the reference.
+pub fn assert_same_results(out: &Path, reference: &[Value]) {
+    let got = results(out);
+    let key = |v: &Value| -> (Value, Value, Value, Value) {
+        (
+            v["match"].clone(),
+            v["size"].clone(),
+            v["result"]["ranks"].clone(),
+            v["result"]["points"].clone(),
+        )
+    };
+    assert_eq!(got.len(), reference.len(), "number of results");
+    for (g, r) in got.iter().zip(reference) {
+        assert_eq!(
+            key(g),
+            key(r),
+            "match {} differs from the embedded run",
+            r["match"]
+        );
+        assert!(!g["result"]["ranks"].is_null(), "no ranks in {g}");
+    }
+}
+
+pub struct Output {
+    pub status: Option<i32>,
+    pub stderr: String,
+}
+
+/// A scenario's farm: Redis database `db` (flushed now), a temp folder.
+pub struct Farm {
+    pub name: String,
+    pub db: u32,
+    pub dir: tempfile::TempDir,
+}
+
+impl Farm {
+    pub fn new(name: &str, db: u32) -> Farm {
+        let f = Farm {
+            name: name.into(),
+            db,
+            dir: tempfile::tempdir().unwrap(),
+        };
+        f.flush_redis();
+        f
+    }
+
+    pub fn redis_url(&self) -> String {
+        format!("redis://127.0.0.1:6379/{}", self.db)
+    }
+
+    pub fn output(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    fn redis(&self) -> redis::Connection {
+        redis::Client::open(self.redis_url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// FLUSHDB on this scenario's own database only.
+    pub fn flush_redis(&self) {
+        let _: () = redis::cmd("FLUSHDB").query(&mut self.redis()).unwrap();
+    }
+
+    /// How many artifacts Redis holds now.
+    pub fn artifact_count(&self) -> usize {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg("farm:art:*")
+            .query(&mut self.redis())
+            .unwrap();
+        keys.len()
+    }
+
+    pub fn plant_artifact(&self, file: &str, bytes: &[u8]) {
+        let real = std::fs::read(root().join(file)).unwrap();
+        let sha = shared::manifest::sha256_hex(&real);
+        let _: () = redis::cmd("SET")
+            .arg(format!("farm:art:{sha}"))
+            .arg(bytes)
+            .query(&mut self.redis())
+            .unwrap();
+    }
+
+    pub fn worker(&self, id: &str, slots: usize) -> Proc {
+        self.worker_with_scratch(id, slots, id)
+    }
+
+    pub fn worker_with_scratch(&self, id: &str, slots: usize, scratch: &str) -> Proc {
+        let log = self.dir.path().join(format!("worker-{id}.log"));
+        let child = Command::new(farm())
+            .current_dir(root())
+            .args(["worker", "--broker", BROKER, "--redis", &self.redis_url()])
+            .args([
+                "--slots",
+                &slots.to_string(),
+                "--id",
+                &format!("{}-{id}", self.name),
+            ])
+            .arg("--scratch")
+            .arg(self.dir.path().join(format!("scratch-{scratch}")))
+            .env("FARM_KEY", KEY)
+            .env("FARM_LOG", "warn")
+            .stdout(File::create(&log).unwrap())
+            .stderr(File::create(log.with_extension("err")).unwrap())
+            .spawn()
+            .unwrap();
+        Proc {
+            child: Some(child),
+            log,
+        }
+    }
+
+    fn coordinator(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(farm());
+        c.current_dir(root())
+            .arg("run")
+            .args(tournament_args())
+            .args([
+                "--workers",
+                "2",
+                "--broker",
+                BROKER,
+                "--redis",
+                &self.redis_url(),
+                "--output",
+            ])
+            .arg(self.output())
+            .args(extra)
+            .env("FARM_KEY", KEY)
+            .stdout(Stdio::null());
+        c
+    }
+
+    pub fn start_cluster(&self, extra: &[&str]) -> Proc {
+        let log = self.dir.path().join("coordinator.log");
+        let child = self
+            .coordinator(extra)
+            .stderr(File::create(log.with_extension("err")).unwrap())
+            .spawn()
+            .unwrap();
+        Proc {
+            child: Some(child),
+            log,
+        }
+    }
+
+    pub fn run_cluster(&self, extra: &[&str]) -> Output {
+        let mut p = self.start_cluster(extra);
+        p.wait()
+    }
+
+    pub fn logged_rows(&self) -> usize {
+        std::fs::read_to_string(self.output().join("results.jsonl"))
+            .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0)
+    }
+
+    pub fn wait_for_results(&self, n: usize, coord: &mut Proc) {
+        let t0 = Instant::now();
+        while self.logged_rows() < n {
+            assert!(
+                coord.running(),
+                "coordinator ended early:\n{}",
+                coord.stderr()
+            );
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "no {n} results after 2 minutes"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The tournament's jobs queue, from the coordinator's log.
+    pub fn jobs_queue(&self) -> String {
+        let t0 = Instant::now();
+        loop {
+            let log = std::fs::read_to_string(self.dir.path().join("coordinator.err"))
+                .unwrap_or_default();
+            if let Some(i) = log.find("(queue ") {
+                let rest = &log[i + 7..];
+                return rest[..rest.find(')').unwrap()].to_string();
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "no queue name in the coordinator log"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn publish_raw_job(&self, body: Vec<u8>) {
+        let q = self.jobs_queue();
+        rt().block_on(async move {
+            let conn = lapin::Connection::connect(BROKER, Default::default())
+                .await
+                .unwrap();
+            let ch = conn.create_channel().await.unwrap();
+            ch.confirm_select(Default::default()).await.unwrap();
+            let props = lapin::BasicProperties::default().with_delivery_mode(2);
+            let c = ch
+                .basic_publish("", &q, Default::default(), &body, props)
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+            assert!(c.is_ack());
+            conn.close(200, "bye").await.unwrap();
+        });
+    }
+
+    /// A well-formed job of this tournament, signed with another key.
+    pub fn publish_forged_job(&self) {
+        let q = self.jobs_queue();
+        let short = q
+            .trim_start_matches("farm.")
+            .trim_end_matches(".jobs")
+            .to_string();
+        let job = shared::msg::Job {
+            tournament: short,
+            number: 1,
+            referee_version: games::bomberman::VERSION.into(),
+            manifest_digest: String::new(),
+            size: 2,
+            seed: 1,
+            seats: Vec::new(),
+        };
+        let bytes = shared::codec::encode(
+            &job,
+            &shared::codec::FarmKey::new(b"not-the-farm-key".to_vec()),
+        )
+        .unwrap();
+        self.publish_raw_job(bytes);
+    }
+
+    /// After a finished run, the tournament's queues are deleted.
+    pub fn assert_queues_gone(&self) {
+        let q = self.jobs_queue();
+        let base = q.trim_end_matches(".jobs").to_string();
+        rt().block_on(async move {
+            let conn = lapin::Connection::connect(BROKER, Default::default())
+                .await
+                .unwrap();
+            for suffix in ["jobs", "results", "dlq"] {
+                let ch = conn.create_channel().await.unwrap();
+                let name = format!("{base}.{suffix}");
+                let r = ch
+                    .queue_declare(
+                        &name,
+                        lapin::options::QueueDeclareOptions {
+                            passive: true,
+                            ..Default::default()
+                        },
+                        Default::default(),
+                    )
+                    .await;
+                assert!(r.is_err(), "queue {name} still exists");
+            }
+            let _ = conn.close(200, "bye").await;
+        });
+    }
+}
+
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A child process with its log; killed (SIGKILL) when dropped.
+pub struct Proc {
+    pub child: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Proc {
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+
+    pub fn stderr(&self) -> String {
+        let out = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let err = std::fs::read_to_string(self.log.with_extension("err")).unwrap_or_default();
+        format!("{out}{err}")
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn wait(&mut self) -> Output {
+        let status = self
+            .child
+            .take()
+            .map(|mut c| c.wait().unwrap().code())
+            .unwrap_or(None);
+        Output {
+            status,
+            stderr: self.stderr(),
+        }
+    }
+
+    /// SIGTERM, then wait up to `limit` for the exit; (exit code, log).
+    pub fn terminate(mut self, limit: Duration) -> (Option<i32>, String) {
+        let mut c = self.child.take().unwrap();
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = c.try_wait().unwrap() {
+                return (s.code(), self.stderr());
+            }
+            if t0.elapsed() > limit {
+                let _ = c.kill();
+                let _ = c.wait();
+                return (None, self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGTERM and wait; the log.
+    pub fn stop(self) -> String {
+        self.terminate(Duration::from_secs(60)).1
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
