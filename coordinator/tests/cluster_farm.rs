@@ -96,6 +96,7 @@ fn redis_flushed_mid_run() {
     let mut coord = t.start_cluster(&[]);
     t.wait_for_results(5, &mut coord);
     t.flush_redis();
+    assert!(coord.running(), "the run ended before the flush");
     assert_eq!(t.artifact_count(), 0);
     // A fresh worker has nothing cached: it needs the artifacts back in Redis.
     let _w3 = t.worker_with_scratch("w3", 1, "fresh");
@@ -117,6 +118,7 @@ fn worker_sigterm_finishes_and_exits() {
     let w1 = t.worker("w1", 1);
     let mut coord = t.start_cluster(&[]);
     t.wait_for_results(4, &mut coord);
+    assert!(coord.running(), "the run ended before the SIGTERM");
     let _w2 = t.worker("w2", 1);
     let (code, log) = w1.terminate(Duration::from_secs(60));
     assert_eq!(
