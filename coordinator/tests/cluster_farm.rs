@@ -174,3 +174,66 @@ fn artifact_bytes_not_matching_their_hash_are_refused_then_repaired() {
     );
     t.assert_queues_gone();
 }
+
+#[test]
+fn poison_jobs_are_dead_lettered_reported_and_redone() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("poison", 3);
+    // A "worker" that dies on every job: it takes each one and hands it back, until the
+    // delivery limit dead-letters it. No real worker runs yet.
+    let mut coord = t.start_cluster(&["--seeds", "1"]);
+    let queue = t.jobs_queue();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let crasher = std::thread::spawn(move || {
+        rt().block_on(async move {
+            use futures_lite::StreamExt;
+            let conn = lapin::Connection::connect(BROKER, Default::default())
+                .await
+                .unwrap();
+            let ch = conn.create_channel().await.unwrap();
+            let mut c = ch
+                .basic_consume(&queue, "crasher", Default::default(), Default::default())
+                .await
+                .unwrap();
+            let mut handed_back = 0u64;
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                let next = tokio::time::timeout(Duration::from_millis(200), c.next()).await;
+                if let Ok(Some(Ok(d))) = next {
+                    let requeue = lapin::options::BasicNackOptions {
+                        requeue: true,
+                        ..Default::default()
+                    };
+                    d.acker.nack(requeue).await.unwrap();
+                    handed_back += 1;
+                }
+            }
+            let _ = conn.close(200, "bye").await;
+            handed_back
+        })
+    });
+    let out = coord.wait();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let handed_back = crasher.join().unwrap();
+    assert_eq!(
+        out.status,
+        Some(3),
+        "expected failed matches:\n{}",
+        out.stderr
+    );
+    assert!(handed_back >= 12, "only {handed_back} deliveries");
+    let summary = std::fs::read_to_string(t.output().join("汇总.md")).unwrap();
+    assert!(
+        summary.contains("delivered"),
+        "no reason in the report:\n{summary}"
+    );
+    // Nothing was scored.
+    assert_eq!(results(&t.output()).len(), 0);
+    // The operator redoes just those with real workers.
+    let _w1 = t.worker("w1", 1);
+    let _w2 = t.worker("w2", 1);
+    let out = t.run_cluster(&["--seeds", "1", "--resume", "--redo-failed"]);
+    assert_eq!(out.status, Some(0), "redo failed:\n{}", out.stderr);
+    assert_eq!(results(&t.output()).len(), 12);
+    t.assert_queues_gone();
+}

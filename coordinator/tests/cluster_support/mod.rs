@@ -199,9 +199,17 @@ impl Farm {
 
     fn coordinator(&self, extra: &[&str]) -> Command {
         let mut c = Command::new(farm());
+        let mut base = tournament_args();
+        if let Some(i) = base
+            .iter()
+            .position(|a| a == "--seeds")
+            .filter(|_| extra.contains(&"--seeds"))
+        {
+            base.drain(i..i + 2);
+        }
         c.current_dir(root())
             .arg("run")
-            .args(tournament_args())
+            .args(base)
             .args([
                 "--workers",
                 "2",
