@@ -37,7 +37,12 @@ fn synthetic(n: u64, names: &[String], state: &mut u64) -> Row {
         "bombs_placed": vec![3; size], "boxes_broken": vec![2; size],
         "faults": vec![Vec::<u8>::new(); size],
     });
-    Row { number: n, size: size as u32, result: Some(result), failed: None }
+    Row {
+        number: n,
+        size: size as u32,
+        result: Some(result),
+        failed: None,
+    }
 }
 
 fn main() {
@@ -52,7 +57,9 @@ fn main() {
         let mut log = Log::open(&dir.path().join("results.jsonl"), 0).expect("log");
         let mut live = Live::new(names.clone(), vec![2, 5, 10], "bot0".into());
         let mut state = 0x9e3779b97f4a7c15u64;
-        let rows: Vec<Row> = (1..=total).map(|n| synthetic(n, &names, &mut state)).collect();
+        let rows: Vec<Row> = (1..=total)
+            .map(|n| synthetic(n, &names, &mut state))
+            .collect();
         let started = Instant::now();
         let mut last_10k = Instant::now();
         let mut per_10k = Vec::new();

@@ -37,7 +37,9 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))?;
     // Readable like any file the operator writes (tempfile creates 0600).
     use std::os::unix::fs::PermissionsExt;
-    let _ = tmp.as_file().set_permissions(fs::Permissions::from_mode(0o644));
+    let _ = tmp
+        .as_file()
+        .set_permissions(fs::Permissions::from_mode(0o644));
     if durable {
         tmp.as_file()
             .sync_all()

@@ -24,7 +24,9 @@ impl Entry {
 /// Why a roster was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RosterError {
-    #[error("bot entry {0:?} is not of the form Name=program (e.g. Base=bots/bomberman/baseline.cpp)")]
+    #[error(
+        "bot entry {0:?} is not of the form Name=program (e.g. Base=bots/bomberman/baseline.cpp)"
+    )]
     NotAnEntry(String),
     #[error("bot entry {0:?} has an empty name")]
     EmptyName(String),
@@ -41,7 +43,11 @@ pub enum RosterError {
     #[error("program of bot {name:?} is not a regular file: {path}")]
     NotAFile { name: String, path: String },
     #[error("{count} bots given; a match needs between {min} and {max}")]
-    Count { count: usize, min: usize, max: usize },
+    Count {
+        count: usize,
+        min: usize,
+        max: usize,
+    },
 }
 
 /// Parse and check `Name=program` entries. Relative programs are resolved against `cwd`.

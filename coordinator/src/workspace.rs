@@ -19,8 +19,8 @@ pub fn check(workspace: &Path) -> Result<StrMap> {
         .canonicalize()
         .with_context(|| format!("workspace {} not found", workspace.display()))?;
     let mpath = root.join(MANIFEST);
-    let text = std::fs::read_to_string(&mpath)
-        .with_context(|| format!("reading {}", mpath.display()))?;
+    let text =
+        std::fs::read_to_string(&mpath).with_context(|| format!("reading {}", mpath.display()))?;
     let manifest = shared::manifest::parse(&text)
         .with_context(|| format!("{} is not a valid manifest", mpath.display()))?;
     for (name, digest) in manifest.iter() {
@@ -113,11 +113,7 @@ mod tests {
         std::fs::write(dir.path().join("engine/x.txt"), "y").unwrap();
         let err = check(dir.path()).unwrap_err().to_string();
         assert!(err.contains("modified: engine/x.txt"), "{err}");
-        std::fs::write(
-            dir.path().join(MANIFEST),
-            r#"{"../etc/passwd": "00"}"#,
-        )
-        .unwrap();
+        std::fs::write(dir.path().join(MANIFEST), r#"{"../etc/passwd": "00"}"#).unwrap();
         let err = format!("{:#}", check(dir.path()).unwrap_err());
         assert!(err.contains("../etc/passwd"), "{err}");
     }

@@ -15,15 +15,17 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
     let tmp = tempfile::tempdir().unwrap();
     let html = tmp.path().join("m.html");
     let mut cmd = farm();
-    cmd.args(["play", "--seed", "5", "--replay"]).arg(&html).args([
-        "--bots",
-        "Good=bots/test/answer.cpp",
-        "Sleepy=bots/test/sleeper.cpp",
-        "Crashy=bots/test/crasher.cpp",
-        "Noisy=bots/test/garbage.cpp",
-        "Eager=bots/test/early.cpp",
-        "Quitter=bots/test/exiter.cpp",
-    ]);
+    cmd.args(["play", "--seed", "5", "--replay"])
+        .arg(&html)
+        .args([
+            "--bots",
+            "Good=bots/test/answer.cpp",
+            "Sleepy=bots/test/sleeper.cpp",
+            "Crashy=bots/test/crasher.cpp",
+            "Noisy=bots/test/garbage.cpp",
+            "Eager=bots/test/early.cpp",
+            "Quitter=bots/test/exiter.cpp",
+        ]);
     let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -32,7 +34,11 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let replay = read_json(&tmp.path().join("m.json"));
     let r = &replay["result"];
     let kinds: Vec<Vec<(String, u64)>> = r["faults"]
@@ -43,7 +49,12 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
             fs.as_array()
                 .unwrap()
                 .iter()
-                .map(|f| (f["kind"].as_str().unwrap().to_string(), f["turn"].as_u64().unwrap()))
+                .map(|f| {
+                    (
+                        f["kind"].as_str().unwrap().to_string(),
+                        f["turn"].as_u64().unwrap(),
+                    )
+                })
                 .collect()
         })
         .collect();
@@ -65,7 +76,11 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
         .args(["-f", &format!("matchfarm-scratch/{pid}-")])
         .output()
         .unwrap();
-    assert!(left.stdout.is_empty(), "left over: {}", String::from_utf8_lossy(&left.stdout));
+    assert!(
+        left.stdout.is_empty(),
+        "left over: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
     // The replay verifies and inspects.
     let (code, o, e) = run(farm().arg("verify").arg(tmp.path().join("m.json")));
     assert_eq!(code, 0, "{o}{e}");
@@ -80,20 +95,31 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
 fn hand_made_board_keeps_its_size_and_spawns() {
     let tmp = tempfile::tempdir().unwrap();
     let map = tmp.path().join("duel.txt");
-    std::fs::write(&map, "#######\n#0...+#\n#.#.#.#\n#.....#\n#.#.#.#\n#+...1#\n#######\n").unwrap();
+    std::fs::write(
+        &map,
+        "#######\n#0...+#\n#.#.#.#\n#.....#\n#.#.#.#\n#+...1#\n#######\n",
+    )
+    .unwrap();
     let html = tmp.path().join("d.html");
     let (code, o, e) = run(farm()
         .args(["play", "--seed", "1", "--map"])
         .arg(&map)
         .arg("--replay")
         .arg(&html)
-        .args(["--bots", "A=bots/bomberman/baseline.cpp", "B=bots/bomberman/random.cpp"]));
+        .args([
+            "--bots",
+            "A=bots/bomberman/baseline.cpp",
+            "B=bots/bomberman/random.cpp",
+        ]));
     assert_eq!(code, 0, "{o}{e}");
     let replay = read_json(&tmp.path().join("d.json"));
     assert_eq!(replay["map"]["rows"][1], "#....+#");
     assert_eq!(replay["map"]["spawns"], serde_json::json!([[1, 1], [5, 5]]));
     assert_eq!(replay["params"]["side"], 7);
-    assert_eq!(replay["params"]["turn_limit"], 300, "limits come from the player count");
+    assert_eq!(
+        replay["params"]["turn_limit"], 300,
+        "limits come from the player count"
+    );
     let (code, _, e) = run(farm().arg("verify").arg(tmp.path().join("d.json")));
     assert_eq!(code, 0, "{e}");
 }
@@ -110,17 +136,42 @@ fn bad_input_gets_clear_errors_and_leaves_nothing_behind() {
     std::fs::write(&open_map, "#####\n#0..#\n#...#\n#..1.\n#####\n").unwrap();
     let broken_s = format!("B={}", broken.display());
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["A=bots/test/answer.cpp".into(), "A=bots/test/answer.cpp".into()], "given twice"),
-        (vec!["A|x=bots/test/answer.cpp".into(), "B=bots/test/answer.cpp".into()], "'|'"),
-        (vec!["A=bots/test/answer.cpp".into(), "B=missing.cpp".into()], "not found: missing.cpp"),
+        (
+            vec![
+                "A=bots/test/answer.cpp".into(),
+                "A=bots/test/answer.cpp".into(),
+            ],
+            "given twice",
+        ),
+        (
+            vec![
+                "A|x=bots/test/answer.cpp".into(),
+                "B=bots/test/answer.cpp".into(),
+            ],
+            "'|'",
+        ),
+        (
+            vec!["A=bots/test/answer.cpp".into(), "B=missing.cpp".into()],
+            "not found: missing.cpp",
+        ),
         (vec!["A=bots/test/answer.cpp".into()], "between 2 and 10"),
-        (vec!["A=bots/test/answer.cpp".into(), broken_s.clone()], "undefined_thing"),
+        (
+            vec!["A=bots/test/answer.cpp".into(), broken_s.clone()],
+            "undefined_thing",
+        ),
     ];
     for (bots, want) in cases {
-        let (code, _, e) = run(farm().args(["play", "--replay"]).arg(&html).arg("--bots").args(&bots));
+        let (code, _, e) = run(farm()
+            .args(["play", "--replay"])
+            .arg(&html)
+            .arg("--bots")
+            .args(&bots));
         assert_ne!(code, 0, "{bots:?} accepted");
         assert!(e.contains(want), "{bots:?}: {e}");
-        assert!(!html.exists() && !tmp.path().join("x.json").exists(), "half-written output");
+        assert!(
+            !html.exists() && !tmp.path().join("x.json").exists(),
+            "half-written output"
+        );
     }
     for (map, want) in [(&bad_map, "line 3"), (&open_map, "line 4")] {
         let (code, _, e) = run(farm()
@@ -137,7 +188,11 @@ fn bad_input_gets_clear_errors_and_leaves_nothing_behind() {
     let (code, _, e) = run(farm()
         .args(["play", "--seed", "2", "--replay"])
         .arg(&good)
-        .args(["--bots", "A=bots/bomberman/baseline.cpp", "B=bots/bomberman/greedy.cpp"]));
+        .args([
+            "--bots",
+            "A=bots/bomberman/baseline.cpp",
+            "B=bots/bomberman/greedy.cpp",
+        ]));
     assert_eq!(code, 0, "{e}");
     let text = std::fs::read_to_string(tmp.path().join("g.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();

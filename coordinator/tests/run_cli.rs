@@ -19,8 +19,20 @@ fn run_args(out: &Path) -> Vec<String> {
     a.extend(BOTS.iter().map(|s| s.to_string()));
     a.extend(
         [
-            "--anchor", "Base", "--sizes", "2", "3", "--seeds", "1", "--seed", "11", "--workers",
-            "2", "--report-every", "4", "--output",
+            "--anchor",
+            "Base",
+            "--sizes",
+            "2",
+            "3",
+            "--seeds",
+            "1",
+            "--seed",
+            "11",
+            "--workers",
+            "2",
+            "--report-every",
+            "4",
+            "--output",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -41,9 +53,19 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
     let clean = tmp.path().join("clean");
     let (code, out, err) = run(farm().args(run_args(&clean)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains("3 entrants; sizes=[2, 3]; 12 games; no fillers."), "{out}");
+    assert!(
+        out.contains("3 entrants; sizes=[2, 3]; 12 games; no fillers."),
+        "{out}"
+    );
     assert!(out.contains("Bradley-Terry ratings"), "{out}");
-    for f in ["identity.json", "schedule.json", "results.json", "bt.json", "performance.json", "汇总.md"] {
+    for f in [
+        "identity.json",
+        "schedule.json",
+        "results.json",
+        "bt.json",
+        "performance.json",
+        "汇总.md",
+    ] {
         assert!(clean.join(f).is_file(), "{f} missing");
     }
     for n in 1..=12 {
@@ -93,7 +115,11 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
     args.push("--resume".into());
     let (code, out, err) = run(farm().args(&args));
     assert_eq!(code, 0, "resume failed\nstdout:\n{out}\nstderr:\n{err}");
-    assert_eq!(results_without_timing(&killed), results, "resumed run differs from the clean run");
+    assert_eq!(
+        results_without_timing(&killed),
+        results,
+        "resumed run differs from the clean run"
+    );
     let bt2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(killed.join("bt.json")).unwrap()).unwrap();
     assert_eq!(bt2["ratings"], bt["ratings"]);
@@ -109,13 +135,34 @@ fn refusals_name_what_is_wrong() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--anchor", "Nobody", "--sizes", "2"], "--anchor must name a bot"),
-        (vec!["--anchor", "Base", "--sizes", "2", "2"], "each match size must be unique"),
-        (vec!["--anchor", "Base", "--sizes", "4"], "between 2 and min(10, entrant count)"),
-        (vec!["--anchor", "Base", "--sizes", "2", "--seeds", "0"], "seed count must be positive"),
-        (vec!["--anchor", "Base", "--sizes", "2", "--workers", "0"], "must be positive"),
-        (vec!["--anchor", "Base", "--sizes", "2", "--report-every", "0"], "must be positive"),
-        (vec!["--anchor", "Base", "--sizes", "2", "--resume"], "nothing to resume"),
+        (
+            vec!["--anchor", "Nobody", "--sizes", "2"],
+            "--anchor must name a bot",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "2", "2"],
+            "each match size must be unique",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "4"],
+            "between 2 and min(10, entrant count)",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "2", "--seeds", "0"],
+            "seed count must be positive",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "2", "--workers", "0"],
+            "must be positive",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "2", "--report-every", "0"],
+            "must be positive",
+        ),
+        (
+            vec!["--anchor", "Base", "--sizes", "2", "--resume"],
+            "nothing to resume",
+        ),
     ];
     for (extra, want) in cases {
         let mut args: Vec<String> = vec!["run".into(), "--bots".into()];
@@ -129,13 +176,29 @@ fn refusals_name_what_is_wrong() {
     }
     // Duplicate names, pipes, missing programs.
     for (bots, want) in [
-        (vec!["A=bots/bomberman/random.cpp", "A=bots/bomberman/greedy.cpp"], "given twice"),
-        (vec!["A|B=bots/bomberman/random.cpp", "C=bots/bomberman/greedy.cpp"], "'|'"),
-        (vec!["A=nope.cpp", "C=bots/bomberman/greedy.cpp"], "not found"),
+        (
+            vec!["A=bots/bomberman/random.cpp", "A=bots/bomberman/greedy.cpp"],
+            "given twice",
+        ),
+        (
+            vec![
+                "A|B=bots/bomberman/random.cpp",
+                "C=bots/bomberman/greedy.cpp",
+            ],
+            "'|'",
+        ),
+        (
+            vec!["A=nope.cpp", "C=bots/bomberman/greedy.cpp"],
+            "not found",
+        ),
     ] {
         let mut args: Vec<String> = vec!["run".into(), "--bots".into()];
         args.extend(bots.iter().map(|s| s.to_string()));
-        args.extend(["--anchor", "C", "--sizes", "2", "--output"].iter().map(|s| s.to_string()));
+        args.extend(
+            ["--anchor", "C", "--sizes", "2", "--output"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
         args.push(out.display().to_string());
         let (code, _, err) = run(farm().args(&args));
         assert_ne!(code, 0);
@@ -169,14 +232,33 @@ fn plan_only_then_changes_refuse_resume_and_output_must_be_new() {
     a2.push(BOTS[1].into());
     a2.push(format!("Random={}", tmpbot.display()));
     a2.extend(
-        ["--anchor", "Base", "--sizes", "2", "3", "--seeds", "1", "--seed", "11", "--workers", "2", "--report-every", "4", "--resume", "--output"]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "--anchor",
+            "Base",
+            "--sizes",
+            "2",
+            "3",
+            "--seeds",
+            "1",
+            "--seed",
+            "11",
+            "--workers",
+            "2",
+            "--report-every",
+            "4",
+            "--resume",
+            "--output",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
     a2.push(out.display().to_string());
     let (code, _, err) = run(farm().args(&a2));
     assert_ne!(code, 0);
-    assert!(err.contains("resume rejected") && err.contains("Random"), "{err}");
+    assert!(
+        err.contains("resume rejected") && err.contains("Random"),
+        "{err}"
+    );
 
     // Another seed: the schedule differs.
     let mut a3 = run_args(&out);
@@ -185,7 +267,10 @@ fn plan_only_then_changes_refuse_resume_and_output_must_be_new() {
     a3.push("--resume".into());
     let (code, _, err) = run(farm().args(&a3));
     assert_ne!(code, 0);
-    assert!(err.contains("resume rejected") && err.contains("schedule"), "{err}");
+    assert!(
+        err.contains("resume rejected") && err.contains("schedule"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -194,7 +279,11 @@ fn modified_workspace_is_refused_by_file_name() {
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     for f in ["RULES.md", "VERSION", "MANIFEST.json"] {
-        std::fs::copy(common::repo().join("workspace/bomberman").join(f), ws.join(f)).unwrap();
+        std::fs::copy(
+            common::repo().join("workspace/bomberman").join(f),
+            ws.join(f),
+        )
+        .unwrap();
     }
     std::fs::write(ws.join("RULES.md"), "edited").unwrap();
     let out = tmp.path().join("o");
@@ -234,9 +323,17 @@ fn torn_log_is_recovered_and_second_coordinator_is_locked_out() {
     std::fs::write(&log, text).unwrap();
 
     // Hold the lock like a running coordinator would; a second one must refuse.
-    let lock = std::fs::File::options().write(true).open(out.join(".lock")).unwrap();
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(out.join(".lock"))
+        .unwrap();
     // SAFETY: flock on an fd we own.
-    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) };
+    let rc = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&lock),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
     assert_eq!(rc, 0);
     let (code, _, err) = run(farm().args(&args));
     assert_ne!(code, 0);

@@ -19,7 +19,9 @@ pub enum CodecError {
     Short(usize),
     #[error("message has wire version {found}; this build speaks {WIRE_VERSION}")]
     Version { found: u8 },
-    #[error("message signature does not verify (forged, corrupted or signed with another farm key)")]
+    #[error(
+        "message signature does not verify (forged, corrupted or signed with another farm key)"
+    )]
     BadSignature,
     #[error("message body does not decode: {0}")]
     Body(String),
@@ -71,7 +73,8 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, Cod
     let (signed, tag) = bytes.split_at(bytes.len() - TAG_LEN);
     let mut mac = key.mac();
     mac.update(signed);
-    mac.verify_slice(tag).map_err(|_| CodecError::BadSignature)?;
+    mac.verify_slice(tag)
+        .map_err(|_| CodecError::BadSignature)?;
     let (msg, used) =
         bincode::serde::decode_from_slice::<T, _>(&signed[1..], bincode::config::standard())
             .map_err(|e| CodecError::Body(e.to_string()))?;

@@ -65,7 +65,11 @@ impl JobRunner {
         let _busy = metrics.busy();
         let started = Instant::now();
         let outcome = self.play(job, artifacts);
-        metrics.job_done(job.seats.len(), started.elapsed().as_secs_f64(), outcome.is_ok());
+        metrics.job_done(
+            job.seats.len(),
+            started.elapsed().as_secs_f64(),
+            outcome.is_ok(),
+        );
         JobReport {
             tournament: job.tournament.clone(),
             number: job.number,
@@ -136,7 +140,10 @@ impl JobRunner {
         let json = replay.to_json();
         // Never send a replay that does not re-simulate to itself.
         bm::replay::verify(&json).map_err(|e| {
-            JobFailure::Infrastructure(format!("match {}: replay failed verification: {e}", job.number))
+            JobFailure::Infrastructure(format!(
+                "match {}: replay failed verification: {e}",
+                job.number
+            ))
         })?;
         crate::metrics::global().match_result(&replay.result);
         Ok(json)

@@ -43,7 +43,9 @@ impl Deadlines {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|&ms| ms > 0)
         {
-            tracing::warn!("{TURN_MS_ENV}={ms}: per-turn deadline is {ms} ms, not the rules' 50 ms");
+            tracing::warn!(
+                "{TURN_MS_ENV}={ms}: per-turn deadline is {ms} ms, not the rules' 50 ms"
+            );
             d.turn = Duration::from_millis(ms);
             d.first = d.first.max(d.turn);
         }

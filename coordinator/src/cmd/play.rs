@@ -78,8 +78,7 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
         seats,
         map,
     };
-    let replay = referee::play(spec, prep.sandbox(), prep.tokens())
-        .context("playing the match")?;
+    let replay = referee::play(spec, prep.sandbox(), prep.tokens()).context("playing the match")?;
     save_replay(&replay, &json_path, &html_path)?;
     print!("{}", result_table(&replay));
     println!("replay: {}", json_path.display());
@@ -116,20 +115,34 @@ fn sanitize(name: &str) -> String {
 /// The printed result: one row per bot, in seat order.
 pub fn result_table(replay: &Replay) -> String {
     let r = &replay.result;
-    let width = r.names.iter().map(|n| n.chars().count()).max().unwrap_or(4).max(4);
+    let width = r
+        .names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = format!(
         "seed {}  players {}  turns {}{}\n",
         r.seed,
         r.names.len(),
         r.turns,
-        if r.valid_for_scoring { "" } else { "  (NOT valid for scoring: a bot failed to start)" }
+        if r.valid_for_scoring {
+            ""
+        } else {
+            "  (NOT valid for scoring: a bot failed to start)"
+        }
     );
     out.push_str(&format!(
         "{:<width$}  rank  points  survival  kills  died  bombs  boxes  faults\n",
         "name"
     ));
     for i in 0..r.names.len() {
-        let died = if r.death_turns[i] < 0 { "-".to_string() } else { r.death_turns[i].to_string() };
+        let died = if r.death_turns[i] < 0 {
+            "-".to_string()
+        } else {
+            r.death_turns[i].to_string()
+        };
         let faults: Vec<String> = r.faults[i]
             .iter()
             .map(|f| format!("{} on turn {}: {}", f.kind, f.turn, f.detail))
@@ -144,7 +157,11 @@ pub fn result_table(replay: &Replay) -> String {
             died,
             r.bombs_placed[i],
             r.boxes_broken[i],
-            if faults.is_empty() { "-".to_string() } else { faults.join("; ") }
+            if faults.is_empty() {
+                "-".to_string()
+            } else {
+                faults.join("; ")
+            }
         ));
     }
     out

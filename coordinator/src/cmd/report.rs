@@ -22,9 +22,13 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let id_path = args.output.join("identity.json");
     let text = std::fs::read_to_string(&id_path)
         .with_context(|| format!("reading {} (is this a farm run folder?)", id_path.display()))?;
-    let identity: Identity =
-        serde_json::from_str(&text).with_context(|| format!("{} is malformed", id_path.display()))?;
-    let names: Vec<String> = identity.bot_hashes.iter().map(|(k, _)| k.to_string()).collect();
+    let identity: Identity = serde_json::from_str(&text)
+        .with_context(|| format!("{} is malformed", id_path.display()))?;
+    let names: Vec<String> = identity
+        .bot_hashes
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .collect();
     let rows = read_rows(&args.output)?;
     let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
     for r in &rows {
@@ -49,7 +53,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
 /// Read the log without repairing it (a running coordinator may be mid-write).
 fn read_rows(dir: &std::path::Path) -> Result<Vec<Row>> {
     let path = dir.join(checkpoint::LOG_NAME);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let mut rows: Vec<Row> = Vec::new();
     for line in text.split_inclusive('\n') {
         if !line.ends_with('\n') {

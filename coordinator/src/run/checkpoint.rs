@@ -57,7 +57,10 @@ pub fn recover(path: &Path) -> Result<Recovered> {
     let mut line_no = 0usize;
     while start < bytes.len() {
         line_no += 1;
-        let end = bytes[start..].iter().position(|&b| b == b'\n').map(|i| start + i);
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| start + i);
         let (line, complete) = match end {
             Some(e) => (&bytes[start..e], true),
             None => (&bytes[start..], false),
@@ -232,8 +235,14 @@ mod tests {
         assert!(log.push(row(2)).unwrap().is_empty());
         assert!(log.push(row(3)).unwrap().is_empty());
         let ready = log.push(row(1)).unwrap();
-        assert_eq!(ready.iter().map(|r| r.number).collect::<Vec<_>>(), [1, 2, 3]);
-        assert!(log.push(row(2)).unwrap().is_empty(), "duplicates are ignored");
+        assert_eq!(
+            ready.iter().map(|r| r.number).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert!(
+            log.push(row(2)).unwrap().is_empty(),
+            "duplicates are ignored"
+        );
         log.sync().unwrap();
         drop(log);
         let rec = recover(&p).unwrap();

@@ -72,7 +72,9 @@ pub fn scoring_code() -> StrMap {
 
 pub fn prepare(args: &RunArgs) -> Result<Plan> {
     let workers = match args.workers {
-        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        None => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         Some(w) if w >= 1 => w as usize,
         Some(_) => bail!("--workers and --report-every must be positive"),
     };
@@ -83,7 +85,10 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
     let (raw_bots, sizes, anchor, frozen_path): (Vec<String>, Vec<i64>, String, Option<PathBuf>) =
         if args.formal {
             (
-                FORMAL_ROSTER.iter().map(|(n, p)| format!("{n}={p}")).collect(),
+                FORMAL_ROSTER
+                    .iter()
+                    .map(|(n, p)| format!("{n}={p}"))
+                    .collect(),
                 Vec::new(),
                 "Base".to_string(),
                 Some(args.workspace.join(FORMAL_SCHEDULE)),
@@ -119,7 +124,11 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
                 .with_context(|| format!("reading frozen schedule {}", path.display()))?;
             let frozen: FrozenSchedule = serde_json::from_str(&text)
                 .with_context(|| format!("frozen schedule {} is malformed", path.display()))?;
-            let sizes = if args.formal { frozen.sizes.clone() } else { sizes };
+            let sizes = if args.formal {
+                frozen.sizes.clone()
+            } else {
+                sizes
+            };
             let entries = frozen
                 .validate(&names, &sizes, &anchor, bm::VERSION)
                 .with_context(|| format!("frozen schedule {}", path.display()))?;
@@ -247,7 +256,11 @@ fn check_saved(
     let n = row.number;
     let entry = &schedule[(n - 1) as usize];
     if row.size as usize != entry.size {
-        bail!("saved match {n} differs from the schedule (size {} vs {})", row.size, entry.size);
+        bail!(
+            "saved match {n} differs from the schedule (size {} vs {})",
+            row.size,
+            entry.size
+        );
     }
     let Some(result) = &row.result else {
         return Ok(()); // a failed match: nothing to check, it will be reported (or redone)
@@ -291,7 +304,10 @@ fn lock_output(output: &Path) -> Result<File> {
     let locked = loop {
         // SAFETY: flock on a descriptor we own; the lock lives as long as the File.
         let rc = unsafe {
-            libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB)
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
         };
         if rc == 0 || std::time::Instant::now() >= until {
             break rc == 0;
