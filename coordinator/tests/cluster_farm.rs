@@ -237,3 +237,41 @@ fn poison_jobs_are_dead_lettered_reported_and_redone() {
     assert_eq!(results(&t.output()).len(), 12);
     t.assert_queues_gone();
 }
+
+#[test]
+fn worker_refuses_jobs_of_another_referee_package() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("manifest", 2);
+    // This worker's referee package differs from the coordinator's (one file changed).
+    let pkg = t.dir.path().join("other-package");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let src = root().join("workspace/bomberman");
+    for f in ["RULES.md", "VERSION", "schedule-bundled.json"] {
+        std::fs::copy(src.join(f), pkg.join(f)).unwrap();
+    }
+    std::fs::write(pkg.join("RULES.md"), "# other rules\n").unwrap();
+    let st = std::process::Command::new(farm())
+        .arg("manifest")
+        .arg(&pkg)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let _w = t.worker_args("w1", 1, "w1", &["--workspace", pkg.to_str().unwrap()]);
+    let out = t.run_cluster(&["--seeds", "1"]);
+    assert_eq!(
+        out.status,
+        Some(3),
+        "expected refused matches:\n{}",
+        out.stderr
+    );
+    assert_eq!(results(&t.output()).len(), 0);
+    let dead = std::fs::read_to_string(t.output().join("dead-letters.jsonl")).unwrap();
+    assert!(dead.contains("MANIFEST digest"), "{dead}");
+    let summary = std::fs::read_to_string(t.output().join("汇总.md")).unwrap();
+    assert!(
+        summary.contains("MANIFEST digest"),
+        "no reason in the report:\n{summary}"
+    );
+    t.assert_queues_gone();
+}

@@ -36,6 +36,8 @@ pub struct WorkerConfig {
     pub key: FarmKey,
     pub scratch: PathBuf,
     pub id: String,
+    /// Digest of the referee package's MANIFEST this worker has (None: not checked).
+    pub manifest_digest: Option<String>,
 }
 
 struct Ctx {
@@ -263,6 +265,15 @@ async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> R
             bm::VERSION
         );
         return dead_letter(ctx, ch, names, d, &why).await;
+    }
+    if let Some(mine) = &ctx.cfg.manifest_digest {
+        if *mine != job.manifest_digest {
+            let why = format!(
+                "match {}: needs the referee package with MANIFEST digest {}; worker {} has {mine}",
+                job.number, job.manifest_digest, ctx.cfg.id
+            );
+            return dead_letter(ctx, ch, names, d, &why).await;
+        }
     }
     if ctx
         .store

@@ -173,6 +173,10 @@ impl Farm {
     }
 
     pub fn worker_with_scratch(&self, id: &str, slots: usize, scratch: &str) -> Proc {
+        self.worker_args(id, slots, scratch, &[])
+    }
+
+    pub fn worker_args(&self, id: &str, slots: usize, scratch: &str, extra: &[&str]) -> Proc {
         let log = self.dir.path().join(format!("worker-{id}.log"));
         let child = Command::new(farm())
             .current_dir(root())
@@ -185,6 +189,7 @@ impl Farm {
             ])
             .arg("--scratch")
             .arg(self.dir.path().join(format!("scratch-{scratch}")))
+            .args(extra)
             .env("FARM_KEY", KEY)
             .env("FARM_LOG", "warn")
             .stdout(File::create(&log).unwrap())
