@@ -223,11 +223,17 @@ fn prometheus_scrapes_a_run_and_every_dashboard_query_returns_series() {
     let entries = schedule["entries"].as_array().expect("schedule entries");
     let seats: usize = entries
         .iter()
-        .map(|e| e["slots"].as_array().unwrap().len())
+        .map(|e| e["roster"].as_array().unwrap().len())
         .sum();
     let crash_matches = entries
         .iter()
-        .filter(|e| e["slots"].as_array().unwrap().iter().any(|s| s == 2))
+        .filter(|e| {
+            e["roster"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r[0] == "Crash")
+        })
         .count() as f64;
     assert_eq!(entries.len(), 12);
     assert_eq!(scalar(port, "farm_matches_scheduled"), Some(12.0));

@@ -104,7 +104,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let code = runtime.block_on(execute::execute(plan, &args))?;
     if metrics.is_some() && args.linger_secs > 0 {
-        runtime.block_on(tokio::time::sleep(std::time::Duration::from_secs(args.linger_secs)));
+        let linger = std::time::Duration::from_secs(args.linger_secs);
+        runtime.block_on(async { tokio::time::sleep(linger).await });
     }
     Ok(code)
 }
