@@ -95,6 +95,7 @@ impl Bot {
             extra: FsPolicy::default(),
             work_dir: None,
             tmpfs_scratch: true,
+            cwd: None,
             stdin_null: false,
             limits: cfg.limits.clone(),
             slot,

@@ -230,6 +230,7 @@ impl CompileCache {
                 },
                 work_dir: Some(build.clone()),
                 tmpfs_scratch: false,
+                cwd: None,
                 stdin_null: true,
                 limits,
                 slot: usize::MAX / 2,

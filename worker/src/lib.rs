@@ -7,6 +7,7 @@ pub mod capture;
 pub mod compile;
 pub mod job;
 pub mod metrics;
+pub mod proboj;
 pub mod referee;
 pub mod sandbox;
 pub mod timing;

@@ -32,6 +32,8 @@ pub(crate) struct Spec<'a> {
     /// Mount a tmpfs with the quota over the scratch dir (`Full` mode only).
     pub tmpfs_scratch: bool,
     pub stdin_null: bool,
+    /// Start in this directory (not made writable) instead of the scratch / work dir.
+    pub cwd: Option<PathBuf>,
     pub limits: Limits,
     pub slot: usize,
 }
@@ -195,9 +197,10 @@ fn prepare_and_launch(
         .map(|(k, v)| cstr(format!("{k}={v}").as_bytes(), "environment"))
         .collect::<Result<Vec<_>, _>>()?;
     let mut plan = ChildPlan::new(prog_c, argv, envp);
+    let cwd = spec.cwd.as_ref().unwrap_or(&scratch);
     plan.cwd = Some(cstr(
-        scratch.as_os_str().as_encoded_bytes(),
-        "scratch path",
+        cwd.as_os_str().as_encoded_bytes(),
+        "working directory",
     )?);
     plan.rlimits = rlimits(&spec.limits, full);
 

@@ -1,0 +1,275 @@
+//! The proboj runner's input files: `config.json` (server, players with command + language,
+//! processes_per_player, timeouts per language, log switches, game_root) and `games.json`
+//! (gamefolder, players, args), checked up front so that bad input is named before any game runs.
+//! Commands are split like a shell would; relative paths resolve against the start directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// Why the input files cannot be used.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid: {source}")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One player of `config.json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerConfig {
+    pub command: String,
+    pub language: String,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// `config.json` as written by users of the official runner.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RawConfig {
+    pub server: String,
+    pub players: serde_json::Map<String, serde_json::Value>,
+    #[serde(default = "one")]
+    pub processes_per_player: usize,
+    #[serde(default)]
+    pub timeout: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub disable_logs: bool,
+    #[serde(default)]
+    pub disable_gzip: bool,
+    pub game_root: String,
+}
+
+/// A command split and resolved: absolute program, arguments, folders it may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The program's own folder and the folders of script arguments (not under /usr).
+    pub folders: Vec<PathBuf>,
+}
+
+/// A player after checking.
+#[derive(Debug, Clone)]
+pub struct Player {
+    pub name: String,
+    pub command: Command,
+    pub language: String,
+    pub timeout: Duration,
+}
+
+/// The checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub server: Command,
+    /// In config order (the first one is the rating anchor).
+    pub players: Vec<Player>,
+    pub processes_per_player: usize,
+    pub disable_logs: bool,
+    pub disable_gzip: bool,
+    /// Absolute.
+    pub game_root: PathBuf,
+}
+
+/// One game of `games.json`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Game {
+    pub gamefolder: String,
+    pub players: Vec<String>,
+    #[serde(default)]
+    pub args: String,
+}
+
+impl Config {
+    /// The player named `name`.
+    pub fn player(&self, name: &str) -> Option<&Player> {
+        self.players.iter().find(|p| p.name == name)
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Read and check `config.json`; relative paths resolve against `start_dir`.
+pub fn load_config(path: &Path, start_dir: &Path) -> Result<Config, ConfigError> {
+    let raw: RawConfig = read_json(path)?;
+    let where_ = path.display();
+    let invalid = |s: String| ConfigError::Invalid(format!("{where_}: {s}"));
+    let server =
+        resolve_command(&raw.server, start_dir).map_err(|e| invalid(format!("`server`: {e}")))?;
+    if raw.processes_per_player == 0 {
+        return Err(invalid("`processes_per_player` must be at least 1".into()));
+    }
+    let mut players = Vec::new();
+    for (name, value) in &raw.players {
+        check_name(name).map_err(|e| invalid(format!("player {name:?}: {e}")))?;
+        let p: PlayerConfig = serde_json::from_value(value.clone())
+            .map_err(|e| invalid(format!("player {name:?}: {e}")))?;
+        let command = resolve_command(&p.command, start_dir)
+            .map_err(|e| invalid(format!("player {name:?} `command`: {e}")))?;
+        let secs = raw.timeout.get(&p.language).copied().ok_or_else(|| {
+            invalid(format!(
+                "player {name:?} uses language {:?}, which has no entry in `timeout` (has: {:?})",
+                p.language,
+                raw.timeout.keys().collect::<Vec<_>>()
+            ))
+        })?;
+        if !(secs.is_finite() && secs > 0.0) {
+            return Err(invalid(format!(
+                "timeout of language {:?} must be a positive number of seconds, not {secs}",
+                p.language
+            )));
+        }
+        players.push(Player {
+            name: name.clone(),
+            command,
+            language: p.language,
+            timeout: Duration::from_secs_f64(secs),
+        });
+    }
+    if players.is_empty() {
+        return Err(invalid("`players` is empty".into()));
+    }
+    let root = PathBuf::from(&raw.game_root);
+    Ok(Config {
+        server,
+        players,
+        processes_per_player: raw.processes_per_player,
+        disable_logs: raw.disable_logs,
+        disable_gzip: raw.disable_gzip,
+        game_root: if root.is_absolute() {
+            root
+        } else {
+            start_dir.join(root)
+        },
+    })
+}
+
+/// Read `games.json` and check it against `config`.
+pub fn load_games(path: &Path, config: &Config) -> Result<Vec<Game>, ConfigError> {
+    let games: Vec<Game> = read_json(path)?;
+    let mut seen = std::collections::HashSet::new();
+    for (i, g) in games.iter().enumerate() {
+        let at = format!("{}: game {} ({:?})", path.display(), i + 1, g.gamefolder);
+        let folder = Path::new(&g.gamefolder);
+        if g.gamefolder.is_empty()
+            || folder.is_absolute()
+            || folder
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "{at}: `gamefolder` must be a relative path without `..`"
+            )));
+        }
+        if !seen.insert(g.gamefolder.clone()) {
+            return Err(ConfigError::Invalid(format!(
+                "{at}: `gamefolder` is used by an earlier game too"
+            )));
+        }
+        if g.players.is_empty() {
+            return Err(ConfigError::Invalid(format!("{at}: `players` is empty")));
+        }
+        for p in &g.players {
+            if config.player(p).is_none() {
+                return Err(ConfigError::Invalid(format!(
+                    "{at}: player {p:?} is not in config (known: {:?})",
+                    config.players.iter().map(|p| &p.name).collect::<Vec<_>>()
+                )));
+            }
+        }
+        if g.args.contains('\n') && g.args.lines().any(|l| l == ".") {
+            return Err(ConfigError::Invalid(format!(
+                "{at}: `args` contains a line \".\", which would end the CONFIG message"
+            )));
+        }
+    }
+    Ok(games)
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.starts_with("__")
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c == '/' || c == '\0')
+    {
+        return Err(
+            "a player name must be non-empty, without spaces or `/`, and not start with `__`"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Split `command` like a shell and resolve it: a program with a `/` resolves against
+/// `start_dir`, a bare name is searched in PATH; arguments that name existing files relative to
+/// `start_dir` become absolute (so `python3 players/p.py` works from the game folder), and
+/// their folders become readable.
+pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, String> {
+    let words = shlex::split(command).ok_or_else(|| format!("cannot split {command:?}"))?;
+    let (first, rest) = words
+        .split_first()
+        .ok_or_else(|| "the command is empty".to_owned())?;
+    let program = if first.contains('/') {
+        let p = start_dir.join(first);
+        if !p.is_file() {
+            return Err(format!("program {} does not exist", p.display()));
+        }
+        p
+    } else {
+        which(first).ok_or_else(|| format!("program {first:?} is not in PATH"))?
+    };
+    let program = std::fs::canonicalize(&program).unwrap_or(program);
+    let mut folders: Vec<PathBuf> = super::process::own_folder(&program).into_iter().collect();
+    let mut args = Vec::new();
+    for a in rest {
+        let candidate = start_dir.join(a);
+        if !a.starts_with('-') && (a.contains('/') || a.contains('.')) && candidate.is_file() {
+            let abs = std::fs::canonicalize(&candidate).unwrap_or(candidate);
+            if let Some(f) = super::process::own_folder(&abs) {
+                if !folders.contains(&f) {
+                    folders.push(f);
+                }
+            }
+            args.push(abs.to_string_lossy().into_owned());
+        } else {
+            args.push(a.clone());
+        }
+    }
+    Ok(Command {
+        program,
+        args,
+        folders,
+    })
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

@@ -1,0 +1,189 @@
+//! Per-process logs of a proboj game (`logs/<name>.gz` or `.txt`, or nothing when logs are
+//! disabled) and the thread that drains every process's stderr into them, so that a process
+//! flooding stderr never blocks and never costs more than a bounded amount of disk.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+enum Sink {
+    Off,
+    Txt(BufWriter<File>),
+    Gz(GzEncoder<BufWriter<File>>),
+}
+
+/// One process's log; shared between the game thread and the drain thread.
+pub struct Log {
+    sink: Mutex<(Sink, u64, bool)>,
+    cap: u64,
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Log")
+    }
+}
+
+impl Log {
+    /// `logs/<name>.gz|txt` in `dir`, or a log that drops everything when `enabled` is false.
+    /// At most `cap` bytes of stderr are written (runner lines always are).
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        enabled: bool,
+        gzip: bool,
+        cap: u64,
+    ) -> std::io::Result<Arc<Log>> {
+        let sink = if !enabled {
+            Sink::Off
+        } else if gzip {
+            let f = File::create(dir.join(format!("{name}.gz")))?;
+            Sink::Gz(GzEncoder::new(BufWriter::new(f), Compression::fast()))
+        } else {
+            Sink::Txt(BufWriter::new(File::create(
+                dir.join(format!("{name}.txt")),
+            )?))
+        };
+        Ok(Arc::new(Log {
+            sink: Mutex::new((sink, 0, false)),
+            cap,
+        }))
+    }
+
+    fn write_raw(sink: &mut Sink, data: &[u8]) {
+        let r = match sink {
+            Sink::Off => Ok(()),
+            Sink::Txt(w) => w.write_all(data),
+            Sink::Gz(w) => w.write_all(data),
+        };
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "proboj log write failed");
+        }
+    }
+
+    /// Append stderr bytes (up to the cap; then one note that the rest is dropped).
+    pub fn stderr(&self, data: &[u8]) {
+        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let (sink, written, noted) = &mut *g;
+        let room = self.cap.saturating_sub(*written) as usize;
+        let n = room.min(data.len());
+        Self::write_raw(sink, &data[..n]);
+        *written += n as u64;
+        if n < data.len() && !*noted {
+            *noted = true;
+            let note = format!(
+                "\n[proboj] stderr exceeded {} bytes; the rest is dropped\n",
+                self.cap
+            );
+            Self::write_raw(sink, note.as_bytes());
+        }
+    }
+
+    /// Append a runner line `[proboj] <text>`.
+    pub fn note(&self, text: &str) {
+        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        Self::write_raw(&mut g.0, format!("[proboj] {text}\n").as_bytes());
+    }
+
+    /// Flush and close the file (idempotent).
+    pub fn close(&self) {
+        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let r = match std::mem::replace(&mut g.0, Sink::Off) {
+            Sink::Off => Ok(()),
+            Sink::Txt(mut w) => w.flush(),
+            Sink::Gz(w) => w.finish().and_then(|mut b| b.flush()),
+        };
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "proboj log close failed");
+        }
+    }
+}
+
+/// A thread reading every given stderr pipe into its log until stopped.
+pub struct Drain {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drain {
+    pub fn start(pipes: Vec<(OwnedFd, Arc<Log>)>) -> Drain {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("proboj-stderr".into())
+            .spawn(move || drain_loop(pipes, &flag))
+            .ok();
+        Drain { stop, handle }
+    }
+
+    /// Read what is left in the pipes and end the thread.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Drain {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
+    let mut open: Vec<bool> = vec![true; pipes.len()];
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let stopping = stop.load(Ordering::SeqCst);
+        let mut fds: Vec<libc::pollfd> = pipes
+            .iter()
+            .zip(&open)
+            .filter(|(_, o)| **o)
+            .map(|((fd, _), _)| libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        if fds.is_empty() {
+            return;
+        }
+        let timeout = if stopping { 0 } else { 50 };
+        // SAFETY: a valid array of pollfds.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        let mut got_any = false;
+        for (i, (fd, log)) in pipes.iter().enumerate() {
+            if !open[i] {
+                continue;
+            }
+            // Read what is there now (the pipe is non-blocking).
+            for _ in 0..16 {
+                // SAFETY: reading into our buffer.
+                let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                if n > 0 {
+                    log.stderr(&buf[..n as usize]);
+                    got_any = true;
+                    continue;
+                }
+                if n == 0 {
+                    open[i] = false;
+                }
+                break;
+            }
+        }
+        if stopping && !got_any {
+            return;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! A drop-in runner for proboj games (KSP's contest games whose referee is a server program that
+//! talks to a runner over stdin/stdout): the input files (`config`), sandboxed processes with a
+//! working directory and raw pipes (`process`), the protocol relay (`protocol`, `game`), logs
+//! (`log`), running many games at once (`runner`) and the summary over all games (`summary`).
+
+pub mod config;
+pub mod game;
+pub mod log;
+pub mod pipe;
+pub mod process;
+pub mod protocol;
+pub mod runner;
+pub mod summary;
+
+pub use config::{load_config, load_games, Config, ConfigError, Game};
+pub use game::{run_game, Ending, GameOutcome, RunOptions};
+pub use runner::run_all;
+pub use summary::Summary;

@@ -1,0 +1,176 @@
+//! Deadline-bounded I/O on the non-blocking pipes of a proboj game: read one line, read a
+//! message up to its `.` line, write everything; every wait also watches the run's stop flag
+//! (Ctrl-C) so that nothing blocks a clean shutdown.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a read or write did not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PipeError {
+    /// The other end closed (EOF / EPIPE).
+    Closed,
+    /// The deadline passed.
+    Timeout,
+    /// The run was asked to stop.
+    Stopped,
+    /// More than the allowed bytes without completing.
+    TooLong,
+}
+
+/// Buffered line reader over a non-blocking fd.
+#[derive(Debug, Default)]
+pub struct LineReader {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+const TICK: Duration = Duration::from_millis(100);
+
+/// Wait until `fd` is ready for `events`, the deadline passes, or the stop flag is set.
+fn wait_ready(
+    fd: RawFd,
+    events: i16,
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+) -> Result<(), PipeError> {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(PipeError::Stopped);
+        }
+        let mut wait = TICK;
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(PipeError::Timeout);
+            }
+            wait = wait.min(left);
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        let ms = wait.as_micros().div_ceil(1000).max(1) as i32;
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r > 0 {
+            return Ok(());
+        }
+    }
+}
+
+impl LineReader {
+    /// The next line (without LF / CRLF). At most `max` bytes per line.
+    pub fn line(
+        &mut self,
+        fd: RawFd,
+        deadline: Option<Instant>,
+        stop: &AtomicBool,
+        max: usize,
+    ) -> Result<Vec<u8>, PipeError> {
+        loop {
+            if let Some(pos) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
+                let end = self.start + pos;
+                let mut line = self.buf[self.start..end].to_vec();
+                self.start = end + 1;
+                if self.start == self.buf.len() {
+                    self.buf.clear();
+                    self.start = 0;
+                }
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(line);
+            }
+            if self.buf.len() - self.start > max {
+                return Err(PipeError::TooLong);
+            }
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.start = 0;
+            }
+            let old = self.buf.len();
+            self.buf.resize(old + (64 << 10), 0);
+            // SAFETY: reading into the spare tail of our buffer.
+            let n = unsafe { libc::read(fd, self.buf[old..].as_mut_ptr().cast(), 64 << 10) };
+            let err = std::io::Error::last_os_error();
+            self.buf.truncate(old + n.max(0) as usize);
+            if n > 0 {
+                continue;
+            }
+            if n == 0 {
+                return Err(PipeError::Closed);
+            }
+            match err.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                    wait_ready(fd, libc::POLLIN, deadline, stop)?
+                }
+                _ => return Err(PipeError::Closed),
+            }
+        }
+    }
+
+    /// Lines up to (not including) a line holding only `.`; at most `max` bytes in total.
+    pub fn message(
+        &mut self,
+        fd: RawFd,
+        deadline: Option<Instant>,
+        stop: &AtomicBool,
+        max: usize,
+    ) -> Result<Vec<Vec<u8>>, PipeError> {
+        let mut lines = Vec::new();
+        let mut total = 0;
+        loop {
+            let line = self.line(fd, deadline, stop, max)?;
+            if line == b"." {
+                return Ok(lines);
+            }
+            total += line.len() + 1;
+            if total > max {
+                return Err(PipeError::TooLong);
+            }
+            lines.push(line);
+        }
+    }
+}
+
+/// Write all of `data` to the non-blocking `fd` before `deadline`. `on_block` is called once
+/// the first time the pipe is full (e.g. to let a stopped reader run).
+pub fn write_all(
+    fd: RawFd,
+    mut data: &[u8],
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+    mut on_block: impl FnMut(),
+) -> Result<(), PipeError> {
+    let mut blocked = false;
+    while !data.is_empty() {
+        // SAFETY: writing from our slice.
+        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+        if n > 0 {
+            data = &data[n as usize..];
+            continue;
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                if !blocked {
+                    blocked = true;
+                    on_block();
+                }
+                wait_ready(fd, libc::POLLOUT, deadline, stop)?;
+            }
+            _ => return Err(PipeError::Closed),
+        }
+    }
+    Ok(())
+}
+
+/// A payload as written to a player: the lines, then `\n.\n`.
+pub fn encode_payload(payload: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = payload.join(&b'\n');
+    out.extend_from_slice(b"\n.\n");
+    out
+}

@@ -1,0 +1,151 @@
+//! One sandboxed process of a proboj game (the server or a player): started in the game folder
+//! with raw, non-blocking stdin/stdout/stderr pipes, extra readable folders, signals to its
+//! process group, and a final kill-reap-verify step that returns its exit status.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::sandbox::lock::FsPolicy;
+use crate::sandbox::prepare::{self, Spec};
+use crate::sandbox::process::Process;
+use crate::sandbox::{Limits, SandboxConfig, SandboxMode};
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Absolute program path.
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Working directory (readable, not writable).
+    pub cwd: PathBuf,
+    /// Folders (or files) the process may read besides /usr and `cwd`.
+    pub read: Vec<PathBuf>,
+    pub limits: Limits,
+}
+
+/// A running sandboxed process.
+#[derive(Debug)]
+pub struct SandboxedProcess {
+    proc_: Option<Process>,
+    status: Option<i32>,
+}
+
+impl SandboxedProcess {
+    /// Start `launch` under `cfg`; `slot` picks the uid of the pool in `Full` mode (distinct per
+    /// concurrent process).
+    pub fn start(cfg: &SandboxConfig, launch: &Launch, slot: usize) -> Result<Self, String> {
+        let mut extra = FsPolicy::default();
+        if cfg.effective_mode() != SandboxMode::Off {
+            extra.read.push(launch.cwd.clone());
+            extra
+                .read
+                .extend(launch.read.iter().filter(|p| p.exists()).cloned());
+        }
+        let spec = Spec {
+            program: &launch.program,
+            args: &launch.args,
+            env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())],
+            copy_program: false,
+            extra,
+            work_dir: None,
+            tmpfs_scratch: true,
+            cwd: Some(launch.cwd.clone()),
+            stdin_null: false,
+            limits: launch.limits.clone(),
+            slot,
+        };
+        let proc_ = prepare::start(cfg, &spec)?;
+        Ok(SandboxedProcess {
+            proc_: Some(proc_),
+            status: None,
+        })
+    }
+
+    /// The host pid of the main process (= its process group id), if it ever ran.
+    pub fn pid(&self) -> Option<i32> {
+        self.proc_.as_ref().and_then(|p| p.bot_pid)
+    }
+
+    /// Non-blocking write end of its stdin (None once closed).
+    pub fn stdin_fd(&self) -> Option<RawFd> {
+        self.proc_
+            .as_ref()
+            .and_then(|p| p.stdin.as_ref())
+            .map(|f| f.as_raw_fd())
+    }
+
+    /// Non-blocking read end of its stdout.
+    pub fn stdout_fd(&self) -> Option<RawFd> {
+        self.proc_.as_ref().map(|p| p.stdout.as_raw_fd())
+    }
+
+    /// A duplicate of the non-blocking read end of its stderr (for a drain thread).
+    pub fn stderr_dup(&self) -> Option<std::os::fd::OwnedFd> {
+        self.proc_.as_ref().and_then(|p| p.stderr.try_clone().ok())
+    }
+
+    /// Send `sig` to its process group.
+    pub fn signal(&self, sig: i32) {
+        if let Some(p) = &self.proc_ {
+            p.signal_group(sig);
+        }
+    }
+
+    /// Kill every process of it now (does not wait).
+    pub fn kill(&self) {
+        if let Some(p) = &self.proc_ {
+            p.kill_now();
+        }
+    }
+
+    /// Kill everything it started, reap, verify. Returns its wait status (if known) and what
+    /// could not be removed (empty when clean).
+    pub fn finish(&mut self) -> (Option<i32>, Vec<String>) {
+        let Some(mut p) = self.proc_.take() else {
+            return (self.status, Vec::new());
+        };
+        // SIGCONT first: a stopped process must be able to die of SIGKILL at once (it does,
+        // but its children stopped in the same group get the same treatment).
+        p.signal_group(libc::SIGCONT);
+        p.kill_now();
+        if self.status.is_none() {
+            self.status = p.wait_status(Duration::from_secs(2));
+        }
+        let left = p.cleanup();
+        (self.status, left)
+    }
+}
+
+impl Drop for SandboxedProcess {
+    fn drop(&mut self) {
+        let (_, left) = self.finish();
+        if !left.is_empty() {
+            tracing::warn!(?left, "proboj process left things behind");
+        }
+    }
+}
+
+/// "exited with status N" / "killed by signal N (NAME)" for a raw wait status.
+pub fn describe_status(status: Option<i32>) -> String {
+    match status {
+        None => "ended (status unknown)".to_owned(),
+        Some(st) if libc::WIFEXITED(st) => format!("exited with status {}", libc::WEXITSTATUS(st)),
+        Some(st) if libc::WIFSIGNALED(st) => {
+            let sig = libc::WTERMSIG(st);
+            let name = nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_else(|_| "?".into());
+            format!("killed by signal {sig} ({name})")
+        }
+        Some(st) => format!("ended with wait status {st}"),
+    }
+}
+
+/// The folder a program or script lives in, when it is not a system path under /usr.
+pub fn own_folder(path: &Path) -> Option<PathBuf> {
+    if path.starts_with("/usr") {
+        return None;
+    }
+    path.parent().map(Path::to_path_buf)
+}

@@ -1,0 +1,408 @@
+//! The runner side of the proboj protocol: parse the server's commands (TO PLAYER, READ
+//! PLAYER, TO OBSERVER, KILL/PAUSE/RESUME PLAYER, SCORES, END), execute them against the game's
+//! processes, and answer `OK` / `ERROR` / `DIED` with a payload and a closing `.` line.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+use super::game::{write_player, Ending, GameOutcome, Proc, RunOptions, Table};
+use super::pipe::{self, PipeError};
+
+/// A parsed command header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    ToPlayer { name: String, comment: String },
+    ReadPlayer(String),
+    ToObserver,
+    Kill(String),
+    Pause(String),
+    Resume(String),
+    Scores,
+    End,
+    Unknown(String),
+}
+
+/// Parse a header line.
+pub fn parse_header(line: &str) -> Request {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let name = || words.get(2).map(|s| s.to_string());
+    match words.as_slice() {
+        ["TO", "PLAYER", n, ..] => {
+            let rest = line.trim_start();
+            // The comment is everything after the name, spacing kept.
+            let after = rest
+                .splitn(4, char::is_whitespace)
+                .nth(3)
+                .unwrap_or("")
+                .trim()
+                .to_owned();
+            Request::ToPlayer {
+                name: n.to_string(),
+                comment: after,
+            }
+        }
+        ["READ", "PLAYER", _] => Request::ReadPlayer(name().unwrap_or_default()),
+        ["TO", "OBSERVER"] => Request::ToObserver,
+        ["KILL", "PLAYER", _] => Request::Kill(name().unwrap_or_default()),
+        ["PAUSE", "PLAYER", _] => Request::Pause(name().unwrap_or_default()),
+        ["RESUME", "PLAYER", _] => Request::Resume(name().unwrap_or_default()),
+        ["SCORES"] => Request::Scores,
+        ["END"] => Request::End,
+        _ => Request::Unknown(line.to_owned()),
+    }
+}
+
+/// Parse SCORES payload lines `<name> <integer>`; the first bad line is the error.
+pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, String> {
+    let mut out = Vec::new();
+    for l in lines {
+        let text = String::from_utf8_lossy(l);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            [] => continue,
+            [name, score] => match score.parse::<i64>() {
+                Ok(s) => out.push((name.to_string(), s)),
+                Err(_) => return Err(format!("bad score line {text:?}: not an integer")),
+            },
+            _ => return Err(format!("bad score line {text:?}: want `<name> <integer>`")),
+        }
+    }
+    Ok(out)
+}
+
+/// `observer.gz`: one gzip stream the TO OBSERVER payloads are appended to.
+pub struct Observer(GzEncoder<BufWriter<File>>);
+
+impl Observer {
+    pub fn create(path: &Path) -> std::io::Result<Observer> {
+        let f = File::create(path)?;
+        Ok(Observer(GzEncoder::new(
+            BufWriter::new(f),
+            Compression::default(),
+        )))
+    }
+
+    fn append(&mut self, lines: &[Vec<u8>]) -> std::io::Result<()> {
+        for l in lines {
+            self.0.write_all(l)?;
+            self.0.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        self.0.finish()?.flush()
+    }
+}
+
+pub(super) struct Relay<'a> {
+    pub table: &'a mut Table,
+    pub opts: &'a RunOptions,
+    pub stop: &'a AtomicBool,
+    pub folder: &'a Path,
+    pub observer: Observer,
+    pub outcome: &'a mut GameOutcome,
+}
+
+enum Status {
+    Ok,
+    Error,
+    Died,
+}
+
+impl Relay<'_> {
+    fn warn(&mut self, msg: String) {
+        self.table.server.log.note(&msg);
+        tracing::warn!(game = %self.outcome.gamefolder, "{msg}");
+        self.outcome.warnings.push(msg);
+    }
+
+    fn send_server(&mut self, data: &[u8]) -> Result<(), PipeError> {
+        let fd = self
+            .table
+            .server
+            .process
+            .as_ref()
+            .and_then(|p| p.stdin_fd())
+            .ok_or(PipeError::Closed)?;
+        pipe::write_all(fd, data, None, self.stop, || {})
+    }
+
+    fn answer(&mut self, status: Status, payload: &[Vec<u8>]) -> Result<(), PipeError> {
+        let head = match status {
+            Status::Ok => "OK",
+            Status::Error => "ERROR",
+            Status::Died => "DIED",
+        };
+        // `<STATUS>\n<payload>\n.\n`
+        let mut out = Vec::new();
+        out.extend_from_slice(head.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(&payload.join(&b'\n'));
+        out.extend_from_slice(b"\n.\n");
+        self.send_server(&out)
+    }
+
+    /// Relay until END, the server's end, or a stop request; sets the outcome's ending.
+    pub fn run(&mut self, names: &str, args: &str) {
+        let config = format!("CONFIG\n{names}\n{args}\n.\n");
+        if let Err(e) = self.send_server(config.as_bytes()) {
+            self.end_on(e, "sending CONFIG");
+            return;
+        }
+        loop {
+            let Some(fd) = self
+                .table
+                .server
+                .process
+                .as_ref()
+                .and_then(|p| p.stdout_fd())
+            else {
+                return;
+            };
+            let deadline = self.opts.server_timeout.map(|t| Instant::now() + t);
+            let max = self.opts.max_message;
+            let msg = match self
+                .table
+                .server
+                .reader
+                .message(fd, deadline, self.stop, max)
+            {
+                Ok(m) => m,
+                Err(e) => {
+                    self.end_on(e, "reading a command");
+                    return;
+                }
+            };
+            let Some((head, payload)) = msg.split_first() else {
+                self.warn("the server sent an empty message (ignored)".into());
+                continue;
+            };
+            let head = String::from_utf8_lossy(head).into_owned();
+            self.outcome.commands += 1;
+            if self.opts.verbose {
+                tracing::info!(game = %self.outcome.gamefolder, "server: {head}");
+            }
+            let req = parse_header(&head);
+            if req == Request::End {
+                return;
+            }
+            if let Err(e) = self.execute(req, payload) {
+                self.end_on(e, "answering");
+                return;
+            }
+        }
+    }
+
+    fn end_on(&mut self, e: PipeError, when: &str) {
+        self.outcome.ending = match e {
+            PipeError::Stopped => Ending::Interrupted,
+            PipeError::Closed => {
+                self.warn(format!(
+                    "the server ended without END (its pipe closed while {when}); tearing the game down"
+                ));
+                Ending::ServerExited
+            }
+            PipeError::Timeout => {
+                let msg = format!("the server was silent for too long while {when}");
+                self.warn(msg.clone());
+                Ending::Failed(msg)
+            }
+            PipeError::TooLong => {
+                let msg = format!(
+                    "the server sent more than {} bytes without ending its line or message while {when}",
+                    self.opts.max_message
+                );
+                self.warn(msg.clone());
+                Ending::Failed(msg)
+            }
+        };
+    }
+
+    fn player(&mut self, name: &str) -> Option<usize> {
+        self.table.players.iter().position(|p| p.name == name)
+    }
+
+    fn execute(&mut self, req: Request, payload: &[Vec<u8>]) -> Result<(), PipeError> {
+        let opts = self.opts;
+        let stop = self.stop;
+        let req_kind = match &req {
+            Request::Kill(_) => Some(Kind::Kill),
+            Request::Pause(_) => Some(Kind::Pause),
+            Request::Resume(_) => Some(Kind::Resume),
+            _ => None,
+        };
+        match req {
+            Request::ToObserver => match self.observer.append(payload) {
+                Ok(()) => self.answer(Status::Ok, &[]),
+                Err(e) => {
+                    self.warn(format!("observer.gz write failed: {e}"));
+                    self.answer(Status::Error, &[])
+                }
+            },
+            Request::Scores => match parse_scores(payload) {
+                Ok(scores) => {
+                    let mut obj = serde_json::Map::new();
+                    for (n, s) in &scores {
+                        obj.insert(n.clone(), serde_json::Value::from(*s));
+                    }
+                    let text = serde_json::Value::Object(obj).to_string();
+                    match std::fs::write(self.folder.join("score.json"), text) {
+                        Ok(()) => {
+                            self.outcome.scores = Some(scores);
+                            self.answer(Status::Ok, &[])
+                        }
+                        Err(e) => {
+                            self.warn(format!("score.json could not be written: {e}"));
+                            self.answer(Status::Error, &[])
+                        }
+                    }
+                }
+                Err(why) => {
+                    self.warn(format!("SCORES refused: {why}"));
+                    self.answer(Status::Error, &[])
+                }
+            },
+            Request::Unknown(head) => {
+                self.warn(format!("unknown command {head:?} (ignored)"));
+                Ok(())
+            }
+            Request::End => Ok(()),
+            Request::ToPlayer { name, comment } => {
+                let Some(i) = self.player(&name) else {
+                    return self.answer(Status::Error, &[]);
+                };
+                let p = &mut self.table.players[i];
+                if !p.alive {
+                    return self.answer(Status::Died, &[]);
+                }
+                if !comment.is_empty() {
+                    p.log.note(&comment);
+                }
+                let data = pipe::encode_payload(payload);
+                match write_player(p, &data, opts, stop) {
+                    Ok(()) => self.answer(Status::Ok, &[]),
+                    Err(PipeError::Stopped) => Err(PipeError::Stopped),
+                    Err(PipeError::Closed) => {
+                        mark_dead(p, "its stdin is closed");
+                        self.answer(Status::Died, &[])
+                    }
+                    Err(_) => {
+                        kill(p, "a write to it did not complete in time");
+                        self.answer(Status::Error, &[])
+                    }
+                }
+            }
+            Request::ReadPlayer(name) => {
+                let Some(i) = self.player(&name) else {
+                    return self.answer(Status::Error, &[]);
+                };
+                let p = &mut self.table.players[i];
+                match read_player(p, opts, stop) {
+                    Ok(lines) => self.answer(Status::Ok, &lines),
+                    Err(PipeError::Stopped) => Err(PipeError::Stopped),
+                    Err(_) => self.answer(Status::Died, &[]),
+                }
+            }
+            Request::Kill(name) | Request::Pause(name) | Request::Resume(name) => {
+                let kind = match req_kind {
+                    Some(k) => k,
+                    None => return Ok(()),
+                };
+                let Some(i) = self.player(&name) else {
+                    return self.answer(Status::Error, &[]);
+                };
+                let p = &mut self.table.players[i];
+                if !p.alive {
+                    return self.answer(Status::Died, &[]);
+                }
+                let x = p.process.as_ref();
+                match kind {
+                    Kind::Kill => kill(p, "killed at the server's request (KILL PLAYER)"),
+                    Kind::Pause => {
+                        p.paused_by_server = true;
+                        if let Some(x) = x {
+                            x.signal(libc::SIGSTOP);
+                        }
+                    }
+                    Kind::Resume => {
+                        p.paused_by_server = false;
+                        // In fair mode the player runs only while it is read or written to.
+                        if !opts.fair {
+                            if let Some(x) = x {
+                                x.signal(libc::SIGCONT);
+                            }
+                        }
+                    }
+                }
+                self.answer(Status::Ok, &[])
+            }
+        }
+    }
+}
+
+enum Kind {
+    Kill,
+    Pause,
+    Resume,
+}
+
+/// Read one answer of a player (it runs only now in fair mode). Kills it on timeout.
+fn read_player(
+    p: &mut Proc,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<Vec<Vec<u8>>, PipeError> {
+    if !p.alive {
+        return Err(PipeError::Closed);
+    }
+    let Some(fd) = p.process.as_ref().and_then(|x| x.stdout_fd()) else {
+        return Err(PipeError::Closed);
+    };
+    let fair = opts.fair && !p.paused_by_server;
+    if fair {
+        if let Some(x) = &p.process {
+            x.signal(libc::SIGCONT);
+        }
+    }
+    let deadline = Instant::now() + p.timeout;
+    let r = p.reader.message(fd, Some(deadline), stop, opts.max_message);
+    match &r {
+        Ok(_) => {
+            if fair {
+                if let Some(x) = &p.process {
+                    x.signal(libc::SIGSTOP);
+                }
+            }
+        }
+        Err(PipeError::Timeout) => kill(
+            p,
+            &format!("it did not answer within {:?} (killed)", p.timeout),
+        ),
+        Err(PipeError::TooLong) => kill(p, "it sent too much without a `.` line (killed)"),
+        Err(PipeError::Closed) => mark_dead(p, "its stdout closed"),
+        Err(PipeError::Stopped) => {}
+    }
+    r
+}
+
+pub(super) fn kill(p: &mut Proc, why: &str) {
+    p.log.note(why);
+    if let Some(x) = &p.process {
+        x.kill();
+    }
+    p.alive = false;
+}
+
+fn mark_dead(p: &mut Proc, why: &str) {
+    if p.alive {
+        p.log.note(why);
+    }
+    p.alive = false;
+}
