@@ -43,8 +43,15 @@ pub fn root() -> PathBuf {
 
 static LOCK: Mutex<()> = Mutex::new(());
 
+/// Held while a scenario runs: the in-process lock and an flock on a file in /tmp, so that
+/// scenarios also run one at a time when a test runner starts each test in its own process.
+pub struct Serial {
+    _inner: MutexGuard<'static, ()>,
+    _file: File,
+}
+
 /// One scenario at a time; None (test skipped, reason printed) without a broker and Redis.
-pub fn setup() -> Option<MutexGuard<'static, ()>> {
+pub fn setup() -> Option<Serial> {
     let up =
         |a: &str| TcpStream::connect_timeout(&a.parse().unwrap(), Duration::from_secs(2)).is_ok();
     if !up("127.0.0.1:5672") || !up("127.0.0.1:6379") {
@@ -54,13 +61,42 @@ pub fn setup() -> Option<MutexGuard<'static, ()>> {
         eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
         return None;
     }
-    Some(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+    let inner = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file = File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+    let serial = Serial {
+        _inner: inner,
+        _file: file,
+    };
+    // The clean run every scenario compares with, before any scenario loads the machine.
+    reference();
+    Some(serial)
 }
 
-/// results.json of the embedded farm for `tournament_args()` (computed once).
+/// results.json of the embedded farm for `tournament_args()`: computed once per build of
+/// `farm` (cached in /tmp by the binary's size and mtime; call it under `setup()`).
 pub fn reference() -> Vec<Value> {
     static REF: OnceLock<Vec<Value>> = OnceLock::new();
     REF.get_or_init(|| {
+        let meta = std::fs::metadata(farm()).unwrap();
+        let stamp = meta
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let key = shared::manifest::sha256_hex(
+            format!("{:?} {} {stamp}", tournament_args(), meta.len()).as_bytes(),
+        );
+        let cache = std::env::temp_dir().join(format!("matchfarm-cluster-ref-{}.json", &key[..16]));
+        if let Ok(text) = std::fs::read_to_string(&cache) {
+            if let Ok(v) = serde_json::from_str(&text) {
+                return v;
+            }
+        }
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("embedded");
         let status = Command::new(farm())
@@ -73,7 +109,9 @@ pub fn reference() -> Vec<Value> {
             .status()
             .unwrap();
         assert!(status.success(), "embedded reference run failed");
-        results(&out)
+        let v = results(&out);
+        std::fs::write(&cache, serde_json::to_string(&v).unwrap()).unwrap();
+        v
     })
     .clone()
 }
