@@ -44,6 +44,7 @@ pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
         });
     }
     worker::metrics::global().slots.set(plan.workers as i64);
+    crate::metrics::global().workers.set(plan.workers as i64);
     let runner = Arc::new(prep.into_runner(format!("embedded@{}", hostname())));
     let transport = Embedded::start(plan.workers, plan.workers * 2, runner, Arc::new(artifacts));
     tracing::info!(transport = %transport.describe(), "dispatching");
@@ -108,7 +109,6 @@ pub async fn drive<T: Transport>(
     let mut failures = 0u64;
     let metrics = crate::metrics::global();
     metrics.start(&plan.tournament, &transport.describe(), total, plan.done.len() as u64, &names);
-    metrics.workers.set(plan.workers as i64);
     loop {
         while in_flight.len() < window {
             let Some(n) = pending.pop_front() else { break };

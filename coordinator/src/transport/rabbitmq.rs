@@ -334,6 +334,7 @@ impl RabbitMq {
     /// "cluster: 2 live workers (...); 12 jobs in flight".
     pub async fn view(&self) -> String {
         let workers = self.spec.store.workers().await.unwrap_or_default();
+        crate::metrics::global().workers.set(workers.len() as i64);
         let list: Vec<String> = workers
             .iter()
             .map(|w| format!("{}@{} {}/{} busy", w.id, w.host, w.current.len(), w.slots))
