@@ -126,7 +126,7 @@ pub fn global() -> &'static Metrics {
         pending: gauge("farm_matches_pending", "Matches not yet published"),
         queue_depth: gauge(
             "farm_queue_depth",
-            "Jobs published and not yet taken by a worker, as far as the coordinator knows",
+            "Jobs published and not yet taken by a local worker (embedded runs; on a cluster see rabbitmq_queue_messages_ready)",
         ),
         workers: gauge(
             "farm_workers",
