@@ -39,6 +39,9 @@ enum Command {
     Manifest(cmd::manifest::ManifestArgs),
     /// A stateless cluster worker: plays jobs from RabbitMQ, artifacts from Redis.
     Worker(cmd::worker::WorkerArgs),
+    /// Run proboj games (a server program + player programs, KSP's proboj protocol) like the
+    /// proboj runner: same config.json/games.json, same game folders, plus summary.md.
+    Proboj(cmd::proboj::ProbojArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Manifest(a) => cmd::manifest::run(a),
         Command::Worker(a) => cmd::worker::run(a),
+        Command::Proboj(a) => cmd::proboj::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 pub mod inspect;
 pub mod manifest;
 pub mod play;
+pub mod proboj;
 pub mod report;
 pub mod verify;
 pub mod worker;

@@ -267,9 +267,14 @@ pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, Strin
     })
 }
 
+/// A bare program name: the system folders first (sandboxed processes can read and execute
+/// only there, and user-level shims such as pyenv's are shell scripts), then PATH.
 fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    let system = ["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    system
+        .into_iter()
+        .chain(std::env::split_paths(&path))
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }

@@ -265,18 +265,27 @@ pub fn run_game(
     let player_names: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
     relay.run(&player_names.join(" "), &game.args);
     let observer = relay.observer;
+    if outcome.ending == Ending::ServerExited {
+        // Its stdout closed: let it finish exiting so that its log shows its own exit status.
+        if let Some(pid) = table.server.process.as_ref().and_then(|p| p.pid()) {
+            wait_gone(pid, Duration::from_secs(2));
+        }
+    }
     if let Err(e) = observer.finish() {
         outcome
             .warnings
             .push(format!("observer.gz could not be finished: {e}"));
     }
     teardown(&mut table, drain);
+    open_logs(&folder);
     outcome
 }
 
 fn make_dirs(root: &std::path::Path, logs: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(logs)?;
+    // Players may not read each other's logs while the game runs (made 0755 at the end).
+    std::fs::set_permissions(logs, std::fs::Permissions::from_mode(0o700))?;
     // Sandboxed processes may run under other uids: the game folders must be traversable.
     let mut dir = logs.parent();
     while let Some(d) = dir {
@@ -287,6 +296,23 @@ fn make_dirs(root: &std::path::Path, logs: &std::path::Path) -> std::io::Result<
         dir = d.parent();
     }
     Ok(())
+}
+
+/// Wait until `pid` has ended (gone or a zombie), at most `timeout`.
+fn wait_gone(pid: i32, timeout: Duration) {
+    let until = Instant::now() + timeout;
+    while Instant::now() < until {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return;
+        };
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.trim_start().chars().next());
+        if matches!(state, Some('Z') | Some('X') | None) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Let freshly started players run until they wait for input (or the grace passes), then stop
@@ -337,6 +363,15 @@ pub(super) fn teardown(table: &mut Table, drain: Drain) {
     for p in std::iter::once(&table.server).chain(table.players.iter()) {
         p.log.close();
     }
+}
+
+/// Open the logs folder to everyone once the game is over.
+fn open_logs(folder: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(
+        folder.join("logs"),
+        std::fs::Permissions::from_mode(0o755),
+    );
 }
 
 /// Write to a player, letting it run while its pipe is full (fair mode keeps it stopped).

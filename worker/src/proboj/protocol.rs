@@ -77,15 +77,23 @@ pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, String> {
 }
 
 /// `observer.gz`: one gzip stream the TO OBSERVER payloads are appended to.
-pub struct Observer(GzEncoder<BufWriter<File>>);
+/// Created 0600 (players running under pool uids must not read the observer's full view of
+/// the game while it runs), made 0644 when finished.
+pub struct Observer(GzEncoder<BufWriter<File>>, std::path::PathBuf);
 
 impl Observer {
     pub fn create(path: &Path) -> std::io::Result<Observer> {
-        let f = File::create(path)?;
-        Ok(Observer(GzEncoder::new(
-            BufWriter::new(f),
-            Compression::default(),
-        )))
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)?;
+        Ok(Observer(
+            GzEncoder::new(BufWriter::new(f), Compression::default()),
+            path.to_path_buf(),
+        ))
     }
 
     fn append(&mut self, lines: &[Vec<u8>]) -> std::io::Result<()> {
@@ -97,7 +105,9 @@ impl Observer {
     }
 
     pub fn finish(self) -> std::io::Result<()> {
-        self.0.finish()?.flush()
+        use std::os::unix::fs::PermissionsExt;
+        self.0.finish()?.flush()?;
+        std::fs::set_permissions(&self.1, std::fs::Permissions::from_mode(0o644))
     }
 }
 
@@ -405,4 +415,47 @@ fn mark_dead(p: &mut Proc, why: &str) {
         p.log.note(why);
     }
     p.alive = false;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        assert_eq!(
+            parse_header("TO PLAYER a  hello  world "),
+            Request::ToPlayer {
+                name: "a".into(),
+                comment: "hello  world".into()
+            }
+        );
+        assert_eq!(
+            parse_header("TO PLAYER b"),
+            Request::ToPlayer {
+                name: "b".into(),
+                comment: String::new()
+            }
+        );
+        assert_eq!(parse_header("READ PLAYER x"), Request::ReadPlayer("x".into()));
+        assert_eq!(parse_header("PAUSE PLAYER x"), Request::Pause("x".into()));
+        assert_eq!(parse_header("RESUME PLAYER x"), Request::Resume("x".into()));
+        assert_eq!(parse_header("KILL PLAYER x"), Request::Kill("x".into()));
+        assert_eq!(parse_header("TO OBSERVER"), Request::ToObserver);
+        assert_eq!(parse_header("SCORES"), Request::Scores);
+        assert_eq!(parse_header("END"), Request::End);
+        assert_eq!(parse_header("READ PLAYER"), Request::Unknown("READ PLAYER".into()));
+        assert_eq!(parse_header("hello"), Request::Unknown("hello".into()));
+    }
+
+    #[test]
+    fn scores() {
+        let l = |s: &str| s.as_bytes().to_vec();
+        assert_eq!(
+            parse_scores(&[l("a 3"), l(""), l("b -2")]).unwrap(),
+            vec![("a".into(), 3), ("b".into(), -2)]
+        );
+        assert!(parse_scores(&[l("a 3.5")]).unwrap_err().contains("a 3.5"));
+        assert!(parse_scores(&[l("a 1 2")]).is_err());
+    }
 }

@@ -1,0 +1,135 @@
+//! `farm proboj config.json games.json [-c N] [-v]`: a drop-in for the proboj runner. Runs every
+//! game of games.json locally (sandboxed, CPU-fair) with the proboj protocol, leaves the same
+//! game folders, and writes `<game_root>/summary.md` (totals + Bradley–Terry ratings).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use worker::proboj::{self, Ending, RunOptions, Summary};
+use worker::SandboxMode;
+
+#[derive(Args, Debug)]
+pub struct ProbojArgs {
+    /// config.json (server, players, processes_per_player, timeout, disable_logs,
+    /// disable_gzip, game_root).
+    pub config: PathBuf,
+    /// games.json (a list of {gamefolder, players, args}).
+    pub games: PathBuf,
+    /// Games run at once.
+    #[arg(short = 'c', long = "concurrency", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Log every command the servers send.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Sandbox: auto, off, unprivileged or full.
+    #[arg(long, default_value = "auto")]
+    pub sandbox: String,
+    /// Let players run between READs (the official runner's behaviour) instead of stopping
+    /// them while the server is not waiting on them.
+    #[arg(long)]
+    pub no_fair: bool,
+    /// End a game whose server is silent this many seconds (default: never).
+    #[arg(long)]
+    pub server_timeout: Option<f64>,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_sigint() {
+    let handler: extern "C" fn(libc::c_int) = on_sigint;
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
+fn mode(s: &str) -> Result<SandboxMode> {
+    Ok(match s {
+        "auto" => SandboxMode::Auto,
+        "off" => SandboxMode::Off,
+        "unprivileged" => SandboxMode::Unprivileged,
+        "full" => SandboxMode::Full,
+        other => anyhow::bail!("--sandbox {other:?}: want auto, off, unprivileged or full"),
+    })
+}
+
+pub fn run(args: ProbojArgs) -> Result<ExitCode> {
+    let start_dir = std::env::current_dir().context("the current directory")?;
+    let config = proboj::load_config(&args.config, &start_dir)?;
+    let games = proboj::load_games(&args.games, &config)?;
+    let mut opts = RunOptions {
+        fair: !args.no_fair,
+        verbose: args.verbose,
+        server_timeout: args.server_timeout.map(Duration::from_secs_f64),
+        ..RunOptions::default()
+    };
+    opts.sandbox.mode = mode(&args.sandbox)?;
+    std::fs::create_dir_all(&config.game_root)
+        .with_context(|| format!("game_root {}", config.game_root.display()))?;
+    install_sigint();
+    eprintln!(
+        "proboj: {} games, {} at once; {}",
+        games.len(),
+        args.concurrency.max(1),
+        opts.sandbox.describe()
+    );
+    let on_done = |o: &proboj::GameOutcome| {
+        let how = match &o.ending {
+            Ending::End => "ok".to_owned(),
+            Ending::ServerExited => "server exited without END".to_owned(),
+            Ending::Interrupted => "interrupted".to_owned(),
+            Ending::Failed(why) => format!("FAILED: {why}"),
+        };
+        let scores = o
+            .scores
+            .as_ref()
+            .map(|s| {
+                s.iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_else(|| "no scores".into());
+        eprintln!("game {}: {how}; {scores}", o.gamefolder);
+        for w in &o.warnings {
+            eprintln!("  warning: {w}");
+        }
+    };
+    let outcomes = proboj::run_all(
+        &config,
+        &games,
+        &opts,
+        args.concurrency,
+        &STOP,
+        &on_done,
+    );
+    let summary = Summary::compute(&config, &outcomes);
+    let text = summary.markdown();
+    let path = config.game_root.join("summary.md");
+    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    println!("{text}");
+    eprintln!("summary written to {}", path.display());
+    if STOP.load(Ordering::SeqCst) {
+        eprintln!("interrupted: {} of {} games ran", outcomes.len(), games.len());
+        return Ok(ExitCode::from(130));
+    }
+    let failed = outcomes
+        .iter()
+        .filter(|o| matches!(o.ending, Ending::Failed(_)))
+        .count();
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

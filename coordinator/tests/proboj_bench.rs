@@ -1,0 +1,57 @@
+//! Benchmark (ignored by default; `cargo test -p coordinator --release --test proboj_bench --
+//! --ignored --nocapture`): the runner's cost per round trip (one TO PLAYER + one READ PLAYER)
+//! with an instant C server and an instant C player, against a direct pipe ping-pong between
+//! two processes. Prints figures; asserts only that the games ran.
+
+mod proboj_support;
+
+use proboj_support::{scores, show, Setup};
+use serde_json::json;
+
+fn cc(src: &str, out: &std::path::Path) {
+    let src = proboj_support::repo_root().join("bots/proboj/bench").join(src);
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cc {}", src.display());
+}
+
+#[test]
+#[ignore]
+fn round_trip_overhead() {
+    let s = Setup::new();
+    let bin = s.dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    cc("server.c", &bin.join("server"));
+    cc("player.c", &bin.join("player"));
+    cc("pingpong.c", &bin.join("pingpong"));
+    let rounds = 20000;
+    let direct = std::process::Command::new(bin.join("pingpong"))
+        .arg(rounds.to_string())
+        .output()
+        .unwrap();
+    println!("baseline: {}", String::from_utf8_lossy(&direct.stdout).trim());
+    for (mode, fair) in [("off", false), ("off", true), ("auto", false), ("auto", true)] {
+        let cfg = s.config(
+            json!({"p": {"command": format!("{}/player --tag {}", bin.display(), s.tag), "language": "c"}}),
+            json!({"server": bin.join("server").to_string_lossy(), "timeout": {"c": 10}}),
+        );
+        let folder = format!("{mode}-{fair}");
+        let games =
+            json!([{"gamefolder": folder, "players": ["p"], "args": format!("rounds={rounds}")}]);
+        let mut args = vec!["--sandbox", mode];
+        if !fair {
+            args.push("--no-fair");
+        }
+        let out = s.run(&cfg, &games, &args);
+        assert!(out.status.success(), "{}", show(&out));
+        let ns = scores(&s.game(&folder))["p"].as_i64().unwrap();
+        println!(
+            "sandbox {mode}, fair {fair}: {:.1} us per TO+READ round trip (server side)",
+            ns as f64 / 1000.0
+        );
+    }
+}
