@@ -112,6 +112,11 @@ impl SandboxedProcess {
         if self.status.is_none() {
             self.status = p.wait_status(Duration::from_secs(2));
         }
+        // Under a pid namespace the kill takes its init along, which then reports nothing:
+        // the process died of our SIGKILL (raw wait status = the signal number).
+        if self.status.is_none() {
+            self.status = Some(libc::SIGKILL);
+        }
         let left = p.cleanup();
         (self.status, left)
     }
