@@ -14,6 +14,17 @@ pub struct ProgramRef {
 }
 
 impl ProgramRef {
+    /// The reference for a program file whose bytes hash to `sha256`.
+    pub fn for_file(sha256: &str, path: &std::path::Path) -> ProgramRef {
+        ProgramRef {
+            sha256: sha256.to_string(),
+            file_name: path
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
     /// True when the program is a C++ source the worker must compile.
     pub fn is_source(&self) -> bool {
         self.file_name.to_ascii_lowercase().ends_with(".cpp")

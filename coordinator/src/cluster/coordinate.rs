@@ -32,14 +32,7 @@ pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> R
         );
         store.put_artifact(h, &bytes, false).await?;
         artifacts.push((h.clone(), e.program.clone()));
-        programs.push(ProgramRef {
-            sha256: h.clone(),
-            file_name: e
-                .program
-                .file_name()
-                .map(|f| f.to_string_lossy().to_string())
-                .unwrap_or_default(),
-        });
+        programs.push(ProgramRef::for_file(h, &e.program));
     }
     let transport = RabbitMq::start(ClusterSpec {
         broker: broker.to_string(),

@@ -34,14 +34,7 @@ pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
     let mut programs = Vec::with_capacity(plan.entries.len());
     for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
         artifacts.insert(h.clone(), e.program.clone());
-        programs.push(ProgramRef {
-            sha256: h.clone(),
-            file_name: e
-                .program
-                .file_name()
-                .map(|f| f.to_string_lossy().to_string())
-                .unwrap_or_default(),
-        });
+        programs.push(ProgramRef::for_file(h, &e.program));
     }
     worker::metrics::global().slots.set(plan.workers as i64);
     crate::metrics::global().workers.set(plan.workers as i64);
