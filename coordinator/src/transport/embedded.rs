@@ -75,7 +75,10 @@ impl Embedded {
 
 impl Transport for Embedded {
     async fn publish(&mut self, job: Job) -> anyhow::Result<()> {
-        let tx = self.jobs.as_ref().context("embedded transport already shut down")?;
+        let tx = self
+            .jobs
+            .as_ref()
+            .context("embedded transport already shut down")?;
         tx.send(job)
             .await
             .map_err(|_| anyhow::anyhow!("all embedded workers have stopped"))
