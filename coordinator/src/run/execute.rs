@@ -26,7 +26,10 @@ const RETRIES: u32 = 2;
 
 pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
     if let Some(broker) = &args.broker {
-        let redis = args.redis.as_deref().context("cluster mode needs --redis (or FARM_REDIS)")?;
+        let redis = args
+            .redis
+            .as_deref()
+            .context("cluster mode needs --redis (or FARM_REDIS)")?;
         return crate::cluster::coordinate::execute(plan, args, broker, redis).await;
     }
     let prep = crate::botprep::BotPrep::new(&args.sandbox)?;
@@ -101,7 +104,13 @@ pub async fn drive<T: Transport>(
     let mut since_report = 0u64;
     let mut failures = 0u64;
     let metrics = crate::metrics::global();
-    metrics.start(&plan.tournament, &transport.describe(), total, plan.done.len() as u64, &names);
+    metrics.start(
+        &plan.tournament,
+        &transport.describe(),
+        total,
+        plan.done.len() as u64,
+        &names,
+    );
     loop {
         while in_flight.len() < window {
             let Some(n) = pending.pop_front() else { break };
@@ -114,7 +123,10 @@ pub async fn drive<T: Transport>(
             break;
         }
         let Some(first) = transport.next().await? else {
-            anyhow::bail!("every worker has stopped with {} matches in flight", in_flight.len());
+            anyhow::bail!(
+                "every worker has stopped with {} matches in flight",
+                in_flight.len()
+            );
         };
         let mut batch = vec![first];
         while let Some(d) = transport.try_next()? {
@@ -126,7 +138,10 @@ pub async fn drive<T: Transport>(
             acks.push(d.tag);
             let report = d.report;
             if report.tournament != plan.tournament {
-                tracing::warn!(number = report.number, "dropped a report of another tournament");
+                tracing::warn!(
+                    number = report.number,
+                    "dropped a report of another tournament"
+                );
                 continue;
             }
             if !in_flight.contains_key(&report.number) || log.has(report.number) {
@@ -140,7 +155,11 @@ pub async fn drive<T: Transport>(
                 Err(why) => {
                     let tries = in_flight.get(&n).copied().unwrap_or(0);
                     if tries < RETRIES {
-                        tracing::warn!(number = n, attempt = tries + 1, "match failed, retrying: {why:#}");
+                        tracing::warn!(
+                            number = n,
+                            attempt = tries + 1,
+                            "match failed, retrying: {why:#}"
+                        );
                         in_flight.insert(n, tries + 1);
                         transport.publish(make_job(n)).await?;
                         metrics.dispatched.inc();
@@ -208,22 +227,24 @@ pub async fn drive<T: Transport>(
 }
 
 /// Accept a report: a replay that verifies, for the scheduled seats and seed; saved to disk.
-fn accept(
-    plan: &Plan,
-    names: &[String],
-    report: &JobReport,
-    out: &std::path::Path,
-) -> Result<Row> {
+fn accept(plan: &Plan, names: &[String], report: &JobReport, out: &std::path::Path) -> Result<Row> {
     let json = match &report.outcome {
         Ok(j) => j,
         Err(f) => anyhow::bail!("worker {}: {f}", report.worker),
     };
     let n = report.number;
     let entry = &plan.schedule[(n - 1) as usize];
-    let replay = bm::replay::verify(json).with_context(|| format!("match {n}: replay from {}", report.worker))?;
+    let replay = bm::replay::verify(json)
+        .with_context(|| format!("match {n}: replay from {}", report.worker))?;
     let want: Vec<&str> = entry.slots.iter().map(|&s| names[s].as_str()).collect();
     if replay.result.seed != entry.seed
-        || replay.result.names.iter().map(|s| s.as_str()).collect::<Vec<_>>() != want
+        || replay
+            .result
+            .names
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            != want
     {
         anyhow::bail!("match {n}: the worker played other seats or another seed than scheduled");
     }
@@ -233,7 +254,11 @@ fn accept(
         }
     }
     let stem = out.join("replays").join(format!("{n:05}"));
-    crate::cmd::play::save_replay(&replay, &stem.with_extension("json"), &stem.with_extension("html"))?;
+    crate::cmd::play::save_replay(
+        &replay,
+        &stem.with_extension("json"),
+        &stem.with_extension("html"),
+    )?;
     Ok(Row {
         number: n,
         size: entry.size as u32,

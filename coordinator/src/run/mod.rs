@@ -31,7 +31,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", required_unless_present = "formal")]
     pub anchor: Option<String>,
     /// Number of maps (seeds) per size.
-    #[arg(long, default_value_t = 5, value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 5,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub seeds: i64,
     /// Schedule seed (any integer); drawn at random (63 bits) and recorded when omitted.
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
@@ -56,7 +61,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<i64>,
     /// Refresh 汇总.md every N results (results themselves are checkpointed continuously).
-    #[arg(long, default_value_t = 25, value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 25,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub report_every: i64,
     /// The bundled tournament: every bot in bots/bomberman with Base as anchor, on the frozen
     /// schedule in the workspace (schedule-bundled.json): the formal-run shortcut.
