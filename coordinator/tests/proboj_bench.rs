@@ -9,7 +9,9 @@ use proboj_support::{scores, show, Setup};
 use serde_json::json;
 
 fn cc(src: &str, out: &std::path::Path) {
-    let src = proboj_support::repo_root().join("bots/proboj/bench").join(src);
+    let src = proboj_support::repo_root()
+        .join("bots/proboj/bench")
+        .join(src);
     let st = std::process::Command::new("cc")
         .args(["-O2", "-o"])
         .arg(out)
@@ -28,13 +30,21 @@ fn round_trip_overhead() {
     cc("server.c", &bin.join("server"));
     cc("player.c", &bin.join("player"));
     cc("pingpong.c", &bin.join("pingpong"));
-    let rounds = 20000;
+    let rounds = 2000;
     let direct = std::process::Command::new(bin.join("pingpong"))
         .arg(rounds.to_string())
         .output()
         .unwrap();
-    println!("baseline: {}", String::from_utf8_lossy(&direct.stdout).trim());
-    for (mode, fair) in [("off", false), ("off", true), ("auto", false), ("auto", true)] {
+    println!(
+        "baseline: {}",
+        String::from_utf8_lossy(&direct.stdout).trim()
+    );
+    for (mode, fair) in [
+        ("off", false),
+        ("off", true),
+        ("auto", false),
+        ("auto", true),
+    ] {
         let cfg = s.config(
             json!({"p": {"command": format!("{}/player --tag {}", bin.display(), s.tag), "language": "c"}}),
             json!({"server": bin.join("server").to_string_lossy(), "timeout": {"c": 10}}),

@@ -31,16 +31,31 @@ fn every_command_two_games_at_once() {
     // Layout and scores.
     let plain = s.game("plain");
     assert_eq!(scores(&plain), json!({"one": 6, "two": 12, "three": 18}));
-    for f in ["observer.gz", "logs/one.gz", "logs/two.gz", "logs/three.gz", "logs/__server.gz"] {
+    for f in [
+        "observer.gz",
+        "logs/one.gz",
+        "logs/two.gz",
+        "logs/three.gz",
+        "logs/__server.gz",
+    ] {
         assert!(plain.join(f).is_file(), "{f} missing\n{}", show(&out));
     }
     let log = gunzip(&plain.join("logs/one.gz"));
     assert!(log.contains("[proboj] round 1 starts"), "{log}");
-    assert!(log.contains("got ROUND 3"), "stderr of the player is logged: {log}");
+    assert!(
+        log.contains("got ROUND 3"),
+        "stderr of the player is logged: {log}"
+    );
     assert!(log.contains("[proboj] process "), "exit line: {log}");
     let server_log = gunzip(&plain.join("logs/__server.gz"));
-    assert!(server_log.contains("players ['one', 'two', 'three']"), "{server_log}");
-    assert!(server_log.contains("[proboj] process killed by signal 9"), "{server_log}");
+    assert!(
+        server_log.contains("players ['one', 'two', 'three']"),
+        "{server_log}"
+    );
+    assert!(
+        server_log.contains("[proboj] process killed by signal 9"),
+        "{server_log}"
+    );
     let obs = gunzip(&plain.join("observer.gz"));
     assert!(obs.contains("round 3 one:6 two:12 three:18"), "{obs}");
     assert!(obs.contains("ANSWER SCORES OK"), "{obs}");
@@ -66,7 +81,10 @@ fn every_command_two_games_at_once() {
     let obs = gunzip(&s.game("unknown").join("observer.gz"));
     assert!(obs.contains("ANSWER TO PLAYER nobody ERROR"), "{obs}");
     let server_log = gunzip(&s.game("unknown").join("logs/__server.gz"));
-    assert!(server_log.contains("unknown command \"HELLO THERE\""), "{server_log}");
+    assert!(
+        server_log.contains("unknown command \"HELLO THERE\""),
+        "{server_log}"
+    );
 
     // Summary: totals and BT ratings anchored at the first config player.
     let summary = std::fs::read_to_string(s.root().join("summary.md")).unwrap();
@@ -74,7 +92,11 @@ fn every_command_two_games_at_once() {
     assert!(summary.contains("Anchor (0): one"), "{summary}");
 
     // END with processes still running (the server sleeps, the forker's child setsid'd).
-    assert_eq!(s.survivors(), Vec::<i32>::new(), "processes survived the games");
+    assert_eq!(
+        s.survivors(),
+        Vec::<i32>::new(),
+        "processes survived the games"
+    );
 }
 
 /// processes_per_player: 2 with disable_gzip: the server sees P_0, P_1; logs are .txt.
@@ -151,7 +173,11 @@ fn slow_flooding_and_crashing_players() {
     let crash_log = gunzip(&g.join("logs/crash.gz"));
     assert!(crash_log.contains("exited with status 7"), "{crash_log}");
     let flood_log = gunzip(&g.join("logs/flood.gz"));
-    assert!(flood_log.len() > 1 << 20, "flood logged: {}", flood_log.len());
+    assert!(
+        flood_log.len() > 1 << 20,
+        "flood logged: {}",
+        flood_log.len()
+    );
     // The slow player cost one timeout, not one per round.
     assert!(t0.elapsed() < Duration::from_secs(100));
     assert_eq!(s.survivors(), Vec::<i32>::new());
@@ -173,17 +199,29 @@ fn server_exit_without_end_and_garbage() {
     let out = s.run(&cfg, &games, &[]);
     assert!(out.status.success(), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("game noend: server exited without END"), "{err}");
+    assert!(
+        err.contains("game noend: server exited without END"),
+        "{err}"
+    );
     assert!(!s.game("noend").join("score.json").exists());
     let log = gunzip(&s.game("noend").join("logs/__server.gz"));
     assert!(log.contains("ended without END"), "{log}");
-    assert!(log.contains("[proboj] process exited with status 0"), "{log}");
+    assert!(
+        log.contains("[proboj] process exited with status 0"),
+        "{log}"
+    );
     let log = gunzip(&s.game("garbage").join("logs/__server.gz"));
-    assert!(log.contains("unknown command \"this is not a command\""), "{log}");
+    assert!(
+        log.contains("unknown command \"this is not a command\""),
+        "{log}"
+    );
     assert_eq!(scores(&s.game("garbage")), json!({"one": 1, "two": 2}));
     assert_eq!(scores(&s.game("after")), json!({"one": 1, "two": 2}));
     let summary = std::fs::read_to_string(s.root().join("summary.md")).unwrap();
-    assert!(summary.contains("noend: server exited without END"), "{summary}");
+    assert!(
+        summary.contains("noend: server exited without END"),
+        "{summary}"
+    );
     assert_eq!(s.survivors(), Vec::<i32>::new());
 }
 
@@ -205,13 +243,17 @@ fn bad_input_is_named() {
             "player \"ghost\" is not in config",
         ),
         (
-            s.config(json!({"one": {"command": "python3 x.py", "language": "cobol"}}), json!({}))
-                .to_string(),
+            s.config(
+                json!({"one": {"command": "python3 x.py", "language": "cobol"}}),
+                json!({}),
+            )
+            .to_string(),
             games.to_string(),
             "language \"cobol\", which has no entry in `timeout`",
         ),
         (
-            s.config(ok_players.clone(), json!({"server": "./no/such/server"})).to_string(),
+            s.config(ok_players.clone(), json!({"server": "./no/such/server"}))
+                .to_string(),
             games.to_string(),
             "no/such/server does not exist",
         ),
@@ -245,7 +287,8 @@ fn server_that_cannot_start() {
         json!({"one": s.player("")}),
         json!({"server": server.to_string_lossy()}),
     );
-    let games = json!([{"gamefolder": "a", "players": ["one"]}, {"gamefolder": "b", "players": ["one"]}]);
+    let games =
+        json!([{"gamefolder": "a", "players": ["one"]}, {"gamefolder": "b", "players": ["one"]}]);
     let out = s.run(&cfg, &games, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -260,7 +303,10 @@ fn sigint_stops_cleanly() {
     let s = Setup::new();
     let mut slow = s.player("--mode slow");
     slow["language"] = json!("python");
-    let cfg = s.config(json!({"slow": slow, "fork": s.player("--mode fork")}), json!({}));
+    let cfg = s.config(
+        json!({"slow": slow, "fork": s.player("--mode fork")}),
+        json!({}),
+    );
     let games = json!([
         {"gamefolder": "a", "players": ["slow", "fork"]},
         {"gamefolder": "b", "players": ["slow", "fork"]},

@@ -105,14 +105,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             eprintln!("  warning: {w}");
         }
     };
-    let outcomes = proboj::run_all(
-        &config,
-        &games,
-        &opts,
-        args.concurrency,
-        &STOP,
-        &on_done,
-    );
+    let outcomes = proboj::run_all(&config, &games, &opts, args.concurrency, &STOP, &on_done);
     let summary = Summary::compute(&config, &outcomes);
     let text = summary.markdown();
     let path = config.game_root.join("summary.md");
@@ -120,7 +113,11 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     println!("{text}");
     eprintln!("summary written to {}", path.display());
     if STOP.load(Ordering::SeqCst) {
-        eprintln!("interrupted: {} of {} games ran", outcomes.len(), games.len());
+        eprintln!(
+            "interrupted: {} of {} games ran",
+            outcomes.len(),
+            games.len()
+        );
         return Ok(ExitCode::from(130));
     }
     let failed = outcomes

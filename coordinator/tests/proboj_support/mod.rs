@@ -112,7 +112,12 @@ impl Setup {
 pub fn gunzip(path: &Path) -> String {
     assert!(path.exists(), "{} is missing", path.display());
     let out = Command::new("gzip").arg("-cd").arg(path).output().unwrap();
-    assert!(out.status.success(), "gzip -cd {}: {:?}", path.display(), out);
+    assert!(
+        out.status.success(),
+        "gzip -cd {}: {:?}",
+        path.display(),
+        out
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -368,10 +368,7 @@ pub(super) fn teardown(table: &mut Table, drain: Drain) {
 /// Open the logs folder to everyone once the game is over.
 fn open_logs(folder: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(
-        folder.join("logs"),
-        std::fs::Permissions::from_mode(0o755),
-    );
+    let _ = std::fs::set_permissions(folder.join("logs"), std::fs::Permissions::from_mode(0o755));
 }
 
 /// Write to a player, letting it run while its pipe is full (fair mode keeps it stopped).

@@ -437,14 +437,20 @@ mod tests {
                 comment: String::new()
             }
         );
-        assert_eq!(parse_header("READ PLAYER x"), Request::ReadPlayer("x".into()));
+        assert_eq!(
+            parse_header("READ PLAYER x"),
+            Request::ReadPlayer("x".into())
+        );
         assert_eq!(parse_header("PAUSE PLAYER x"), Request::Pause("x".into()));
         assert_eq!(parse_header("RESUME PLAYER x"), Request::Resume("x".into()));
         assert_eq!(parse_header("KILL PLAYER x"), Request::Kill("x".into()));
         assert_eq!(parse_header("TO OBSERVER"), Request::ToObserver);
         assert_eq!(parse_header("SCORES"), Request::Scores);
         assert_eq!(parse_header("END"), Request::End);
-        assert_eq!(parse_header("READ PLAYER"), Request::Unknown("READ PLAYER".into()));
+        assert_eq!(
+            parse_header("READ PLAYER"),
+            Request::Unknown("READ PLAYER".into())
+        );
         assert_eq!(parse_header("hello"), Request::Unknown("hello".into()));
     }
 
