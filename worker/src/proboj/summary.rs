@@ -124,7 +124,7 @@ impl Summary {
         s.push_str(&format!("{} games.\n\n", self.games));
         s.push_str("## Total score (sum over all games)\n\n| # | player | total | games |\n|---|---|---:|---:|\n");
         let mut sorted = self.totals.clone();
-        sorted.sort_by(|a, b| b.1.cmp(&a.1));
+        sorted.sort_by_key(|t| std::cmp::Reverse(t.1));
         for (i, (n, t, g)) in sorted.iter().enumerate() {
             s.push_str(&format!("| {} | {n} | {t} | {g} |\n", i + 1));
         }
