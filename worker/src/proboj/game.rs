@@ -267,8 +267,8 @@ pub fn run_game(
     let observer = relay.observer;
     if outcome.ending == Ending::ServerExited {
         // Its stdout closed: let it finish exiting so that its log shows its own exit status.
-        if let Some(pid) = table.server.process.as_ref().and_then(|p| p.pid()) {
-            wait_gone(pid, Duration::from_secs(2));
+        if let Some(server) = table.server.process.as_mut() {
+            server.wait_exit(Duration::from_secs(2));
         }
     }
     if let Err(e) = observer.finish() {
@@ -296,23 +296,6 @@ fn make_dirs(root: &std::path::Path, logs: &std::path::Path) -> std::io::Result<
         dir = d.parent();
     }
     Ok(())
-}
-
-/// Wait until `pid` has ended (gone or a zombie), at most `timeout`.
-fn wait_gone(pid: i32, timeout: Duration) {
-    let until = Instant::now() + timeout;
-    while Instant::now() < until {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return;
-        };
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.trim_start().chars().next());
-        if matches!(state, Some('Z') | Some('X') | None) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// Let freshly started players run until they wait for input (or the grace passes), then stop

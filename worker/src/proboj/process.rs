@@ -92,6 +92,17 @@ impl SandboxedProcess {
         }
     }
 
+    /// Wait up to `timeout` for it to end by itself, keeping its own exit status (so that a
+    /// later [`SandboxedProcess::finish`] does not report our SIGKILL instead). True if it ended.
+    pub fn wait_exit(&mut self, timeout: Duration) -> bool {
+        if self.status.is_none() {
+            if let Some(p) = self.proc_.as_mut() {
+                self.status = p.wait_status(timeout);
+            }
+        }
+        self.status.is_some()
+    }
+
     /// Kill every process of it now (does not wait).
     pub fn kill(&self) {
         if let Some(p) = &self.proc_ {
