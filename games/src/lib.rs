@@ -2,3 +2,4 @@
 //! sees, exact scoring, replays and replay verification. No processes, sockets, clocks or files.
 
 pub mod bomberman;
+pub mod qianwang;
