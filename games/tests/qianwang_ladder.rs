@@ -76,15 +76,15 @@ fn cross_tier_deltas_and_clamps() {
     // d = opponent major − my major; win 25+8d, draw 10+4d, loss −15+8d, then clamps.
     let table = [
         // (mine, opponent, win, draw, loss)
-        (Bronze, Silver, 33, 14, -7),   // d = +1
-        (Silver, Bronze, 17, 6, -23),   // d = −1
-        (Bronze, Gold, 41, 18, -3),     // d = +2: loss −15+16 = +1 → clamped to −3
-        (Bronze, Diamond, 49, 20, -3),  // d = +3: draw 22 → 20
-        (Bronze, King, 50, 20, -3),     // d = +4: win 57 → 50
-        (Gold, Bronze, 9, 2, -31),      // d = −2
-        (Diamond, Bronze, 3, 0, -39),   // d = −3: win 1 → 3, draw −2 → 0
-        (King, Bronze, 3, 0, -47),      // d = −4
-        (Gold, King, 41, 18, -3),       // d = +2 higher up
+        (Bronze, Silver, 33, 14, -7),  // d = +1
+        (Silver, Bronze, 17, 6, -23),  // d = −1
+        (Bronze, Gold, 41, 18, -3),    // d = +2: loss −15+16 = +1 → clamped to −3
+        (Bronze, Diamond, 49, 20, -3), // d = +3: draw 22 → 20
+        (Bronze, King, 50, 20, -3),    // d = +4: win 57 → 50
+        (Gold, Bronze, 9, 2, -31),     // d = −2
+        (Diamond, Bronze, 3, 0, -39),  // d = −3: win 1 → 3, draw −2 → 0
+        (King, Bronze, 3, 0, -47),     // d = −4
+        (Gold, King, 41, 18, -3),      // d = +2 higher up
     ];
     for (mine, opp, w, d, l) in table {
         assert_eq!(rp_delta(mine, opp, Win), w, "{mine:?} beats {opp:?}");
@@ -132,7 +132,11 @@ fn two_games_make_a_challenge() {
     ];
     for (a, b, c) in table {
         assert_eq!(combine(a, b), c, "{a:?} + {b:?}");
-        assert_eq!(combine(a.flip(), b.flip()), c.flip(), "the opponent's view agrees");
+        assert_eq!(
+            combine(a.flip(), b.flip()),
+            c.flip(),
+            "the opponent's view agrees"
+        );
     }
 }
 

@@ -87,14 +87,17 @@ fn reference_captures(b: &Board, mover: Side, at: [u8; 2]) -> Vec<[u8; 2]> {
 }
 
 fn arb_board() -> impl Strategy<Value = Board> {
-    prop::collection::vec(prop_oneof![Just(None), Just(Some(Side::Black)), Just(Some(Side::Red))], 16)
-        .prop_map(|v| {
-            let mut b = Board::empty();
-            for (i, c) in v.into_iter().enumerate() {
-                b.set((i / 4) as u8, (i % 4) as u8, c);
-            }
-            b
-        })
+    prop::collection::vec(
+        prop_oneof![Just(None), Just(Some(Side::Black)), Just(Some(Side::Red))],
+        16,
+    )
+    .prop_map(|v| {
+        let mut b = Board::empty();
+        for (i, c) in v.into_iter().enumerate() {
+            b.set((i / 4) as u8, (i % 4) as u8, c);
+        }
+        b
+    })
 }
 
 fn arb_side() -> impl Strategy<Value = Side> {
@@ -207,13 +210,13 @@ proptest! {
         }
         let err = verify(&rec).unwrap_err();
         prop_assert_eq!(err.ply_index(), Some(k), "{}", err);
-        let what_ok = match (&err, how) {
-            (VerifyError::Ply { what: PlyMismatch::WrongSide { .. }, .. }, 0) => true,
-            (VerifyError::Ply { what: PlyMismatch::Captured { .. }, .. }, 1) => true,
-            (VerifyError::Ply { what: PlyMismatch::Illegal(_), .. }, 2) => true,
-            (VerifyError::Ply { what: PlyMismatch::TooManyPoints { .. }, .. }, 3) => true,
-            _ => false,
-        };
+        let what_ok = matches!(
+            (&err, how),
+            (VerifyError::Ply { what: PlyMismatch::WrongSide { .. }, .. }, 0)
+                | (VerifyError::Ply { what: PlyMismatch::Captured { .. }, .. }, 1)
+                | (VerifyError::Ply { what: PlyMismatch::Illegal(_), .. }, 2)
+                | (VerifyError::Ply { what: PlyMismatch::TooManyPoints { .. }, .. }, 3)
+        );
         prop_assert!(what_ok, "tamper {} gave {}", how, err);
     }
 

@@ -2,8 +2,8 @@
 //! capture example of GUIDE.md, the reading of "exactly three in a row", passes and each ending.
 
 use games::qianwang::{
-    apply, judge, legal_moves, Board, EndReason, Fault, Game, IllegalMove, Move, RuntimeKind,
-    Side, Verdict,
+    apply, judge, legal_moves, Board, EndReason, Fault, Game, IllegalMove, Move, RuntimeKind, Side,
+    Verdict,
 };
 
 /// A board from a picture, top row (y = 3) first: `B` black, `R` red, `.` empty.
@@ -58,7 +58,10 @@ fn board_is_column_major_x_then_y() {
     assert_eq!(b.cells()[2][1], Some(Side::Red));
     assert_eq!(b.cells()[1][2], None);
     let json = serde_json::to_value(b).unwrap();
-    assert_eq!(json[2][1], "red", "JSON board is indexed [x][y] like the JS game.board");
+    assert_eq!(
+        json[2][1], "red",
+        "JSON board is indexed [x][y] like the JS game.board"
+    );
     assert!(json[1][2].is_null());
     let back: Board = serde_json::from_value(json).unwrap();
     assert_eq!(back, b);
@@ -100,13 +103,22 @@ fn illegal_moves_are_refused_with_a_reason() {
     let e = apply(&b, Side::Black, &mv([1, 1], [1, 2])).unwrap_err();
     assert!(matches!(e, IllegalMove::NotOwnPiece { .. }), "{e}");
     let e = apply(&b, Side::Black, &mv([0, 2], [2, 2])).unwrap_err();
-    assert!(matches!(e, IllegalMove::NotAdjacent { .. }), "two steps: {e}");
+    assert!(
+        matches!(e, IllegalMove::NotAdjacent { .. }),
+        "two steps: {e}"
+    );
     let e = apply(&b, Side::Black, &mv([0, 2], [1, 1])).unwrap_err();
-    assert!(matches!(e, IllegalMove::NotAdjacent { .. }), "diagonal: {e}");
+    assert!(
+        matches!(e, IllegalMove::NotAdjacent { .. }),
+        "diagonal: {e}"
+    );
     let e = apply(&b, Side::Black, &mv([0, 2], [0, 1])).unwrap_err();
     assert!(matches!(e, IllegalMove::Occupied { .. }), "{e}");
     let e = apply(&b, Side::Black, &mv([3, 3], [4, 3])).unwrap_err();
-    assert!(matches!(e, IllegalMove::OffBoard { point: [4, 3], .. }), "{e}");
+    assert!(
+        matches!(e, IllegalMove::OffBoard { point: [4, 3], .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("off the 4x4 board"), "{e}");
     let e = apply(&b, Side::Black, &mv([1, 2], [1, 2])).unwrap_err();
     assert!(matches!(e, IllegalMove::NotOwnPiece { .. }), "{e}");
@@ -131,8 +143,16 @@ fn guide_basic_capture() {
 fn guide_walking_into_a_sandwich_is_safe() {
     let before = pic(["....", "B...", ".RR.", "...."]);
     let a = apply(&before, Side::Black, &mv([0, 2], [0, 1])).unwrap();
-    assert!(a.captured.is_empty(), "nothing is captured: {:?}", a.captured);
-    assert_eq!(a.board.get(0, 1), Some(Side::Black), "the black piece stays");
+    assert!(
+        a.captured.is_empty(),
+        "nothing is captured: {:?}",
+        a.captured
+    );
+    assert_eq!(
+        a.board.get(0, 1),
+        Some(Side::Black),
+        "the black piece stays"
+    );
     assert_eq!(a.board.count(Side::Red), 2);
     assert_eq!(a.board.count(Side::Black), 1);
     // Red can capture it on its own turn by re-forming the line: step (1,1) away and back is two
@@ -140,7 +160,11 @@ fn guide_walking_into_a_sandwich_is_safe() {
     let r1 = apply(&a.board, Side::Red, &mv([2, 1], [2, 2])).unwrap();
     assert!(r1.captured.is_empty());
     let r2 = apply(&r1.board, Side::Red, &mv([2, 2], [2, 1])).unwrap();
-    assert_eq!(r2.captured, vec![[0, 1]], "only the mover captures, on its own move");
+    assert_eq!(
+        r2.captured,
+        vec![[0, 1]],
+        "only the mover captures, on its own move"
+    );
 }
 
 /// GUIDE 双线同吃: red (1,0) -> (1,1) captures (2,1) on the row and (1,3) on the column.
@@ -191,7 +215,10 @@ fn only_the_moved_pieces_row_and_column_are_checked() {
     // column x=3 hold no pattern, so nothing is captured although row y=1 has one.
     let before = pic(["....", "...B", "BBR.", "...."]);
     let a = apply(&before, Side::Black, &mv([3, 2], [3, 3])).unwrap();
-    assert!(a.captured.is_empty(), "row y=1 is not the moved piece's line");
+    assert!(
+        a.captured.is_empty(),
+        "row y=1 is not the moved piece's line"
+    );
     // Moving along the pattern's own line but making it four long: B B R B → nothing.
     let before = pic(["....", "....", "BBR.", "...B"]);
     let a = apply(&before, Side::Black, &mv([3, 0], [3, 1])).unwrap();
@@ -211,7 +238,11 @@ fn captures_do_not_chain() {
     let before = pic(["RBBR", "B...", ".B..", "...."]);
     let a = apply(&before, Side::Black, &mv([1, 1], [0, 1])).unwrap();
     assert_eq!(a.captured, vec![[0, 3]]);
-    assert_eq!(a.board.get(3, 3), Some(Side::Red), "no second-stage capture");
+    assert_eq!(
+        a.board.get(3, 3),
+        Some(Side::Red),
+        "no second-stage capture"
+    );
     assert_eq!(a.board, pic([".BBR", "B...", "B...", "...."]));
 }
 
@@ -276,13 +307,20 @@ fn twenty_moves_without_capture_decide_by_material() {
     let red = [mv([3, 0], [2, 0]), mv([2, 0], [3, 0])];
     for i in 0..20usize {
         assert!(g.outcome().is_none(), "still running before move {}", i + 1);
-        let m = if i % 2 == 0 { black[(i / 2) % 2] } else { red[(i / 2) % 2] };
+        let m = if i % 2 == 0 {
+            black[(i / 2) % 2]
+        } else {
+            red[(i / 2) % 2]
+        };
         let out = g.play(Some(m)).unwrap();
         assert!(out.ply.captured.is_empty());
         assert_eq!(g.no_capture_moves(), i as u32 + 1);
     }
     let o = g.outcome().expect("ends after the 20th move");
-    assert_eq!((o.winner, o.reason, o.turn), (Some(Side::Black), EndReason::Material, 20));
+    assert_eq!(
+        (o.winner, o.reason, o.turn),
+        (Some(Side::Black), EndReason::Material, 20)
+    );
 }
 
 #[test]
@@ -297,7 +335,11 @@ fn equal_material_after_twenty_moves_is_a_draw_and_a_capture_resets() {
     let black = [mv([0, 2], [1, 2]), mv([1, 2], [0, 2])];
     let red = [mv([3, 1], [2, 1]), mv([2, 1], [3, 1])];
     for i in 0..20usize {
-        let m = if i % 2 == 0 { black[(i / 2) % 2] } else { red[(i / 2) % 2] };
+        let m = if i % 2 == 0 {
+            black[(i / 2) % 2]
+        } else {
+            red[(i / 2) % 2]
+        };
         let out = g.play(Some(m)).unwrap();
         assert!(out.ply.captured.is_empty(), "move {} {m}", i + 1);
     }
@@ -309,10 +351,23 @@ fn equal_material_after_twenty_moves_is_a_draw_and_a_capture_resets() {
 fn pass_only_without_legal_moves() {
     let mut g = Game::new();
     let e = g.play(None).unwrap_err();
-    assert!(matches!(e, IllegalMove::PassWithLegalMoves { side: Side::Black, legal: 4 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            IllegalMove::PassWithLegalMoves {
+                side: Side::Black,
+                legal: 4
+            }
+        ),
+        "{e}"
+    );
     // Both red pieces boxed in: (0,0) by (1,0) and (0,1); (3,0) by (2,0) and (3,1).
     let start = pic(["....", "....", "B..B", "RBBR"]);
-    assert!(legal_moves(&start, Side::Red).is_empty(), "{}", start.to_ascii());
+    assert!(
+        legal_moves(&start, Side::Red).is_empty(),
+        "{}",
+        start.to_ascii()
+    );
     let mut g = Game::from_position(start, Side::Red);
     assert!(g.legal_moves().is_empty());
     let out = g.play(None).unwrap();
@@ -321,9 +376,19 @@ fn pass_only_without_legal_moves() {
     assert_eq!(g.to_move(), Side::Black);
     assert_eq!(g.turn_number(), 2, "a pass is a ply");
     assert_eq!(g.passes_in_a_row(), 1);
-    assert_eq!(g.no_capture_moves(), 0, "a pass is not a move for the counter");
+    assert_eq!(
+        g.no_capture_moves(),
+        0,
+        "a pass is not a move for the counter"
+    );
     let e = g.play(None).unwrap_err();
-    assert!(matches!(e, IllegalMove::PassWithLegalMoves { side: Side::Black, .. }));
+    assert!(matches!(
+        e,
+        IllegalMove::PassWithLegalMoves {
+            side: Side::Black,
+            ..
+        }
+    ));
     let out = g.play(Some(mv([0, 1], [0, 2]))).unwrap();
     assert!(out.ply.captured.is_empty());
     assert_eq!(g.no_capture_moves(), 1);
@@ -336,8 +401,15 @@ fn both_sides_passing_is_a_stalemate_decided_by_material() {
     let full = pic(["BBBB", "RRRR", "BBBB", "RRRB"]);
     let mut g = Game::from_position(full, Side::Black);
     assert!(g.play(None).unwrap().outcome.is_none());
-    let o = g.play(None).unwrap().outcome.expect("second pass in a row ends it");
-    assert_eq!((o.winner, o.reason, o.turn), (Some(Side::Black), EndReason::Stalemate, 2));
+    let o = g
+        .play(None)
+        .unwrap()
+        .outcome
+        .expect("second pass in a row ends it");
+    assert_eq!(
+        (o.winner, o.reason, o.turn),
+        (Some(Side::Black), EndReason::Stalemate, 2)
+    );
     let even = pic(["BBBB", "RRRR", "BBBB", "RRRR"]);
     let mut g = Game::from_position(even, Side::Red);
     g.play(None).unwrap();
@@ -350,7 +422,10 @@ fn forfeit_loses_for_the_side_to_move() {
     let mut g = Game::new();
     g.play(Some(mv([0, 2], [1, 2]))).unwrap();
     let o = g
-        .forfeit(Fault::Runtime(RuntimeKind::PointsExhausted), "apply with 0 points left")
+        .forfeit(
+            Fault::Runtime(RuntimeKind::PointsExhausted),
+            "apply with 0 points left",
+        )
         .unwrap();
     assert_eq!(o.winner, Some(Side::Black));
     assert_eq!(o.reason, EndReason::Runtime);
@@ -359,5 +434,8 @@ fn forfeit_loses_for_the_side_to_move() {
     let json = serde_json::to_value(&o).unwrap();
     assert_eq!(json["reason"], "runtime");
     assert_eq!(json["runtime"], "points_exhausted");
-    assert!(g.forfeit(Fault::Illegal, "x").is_err(), "cannot forfeit an ended game");
+    assert!(
+        g.forfeit(Fault::Illegal, "x").is_err(),
+        "cannot forfeit an ended game"
+    );
 }

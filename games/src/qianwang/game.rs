@@ -229,8 +229,8 @@ impl Game {
                     self.no_capture_moves = 0;
                     self.captured_by[side.index()] += applied.captured.len() as u32;
                 }
-                let verdict = rules::judge(&self.board, self.no_capture_moves)
-                    .map(|v| (v.winner, v.reason));
+                let verdict =
+                    rules::judge(&self.board, self.no_capture_moves).map(|v| (v.winner, v.reason));
                 let ply = Ply {
                     side,
                     mv: Some(m),
@@ -258,7 +258,11 @@ impl Game {
 
     /// Ends the game because the side to move faulted (illegal move, exception, runtime limit):
     /// that side loses at the current turn. Errors with `GameOver` if the game already ended.
-    pub fn forfeit(&mut self, fault: Fault, detail: impl Into<String>) -> Result<Outcome, IllegalMove> {
+    pub fn forfeit(
+        &mut self,
+        fault: Fault,
+        detail: impl Into<String>,
+    ) -> Result<Outcome, IllegalMove> {
         if self.outcome.is_some() {
             return Err(IllegalMove::GameOver);
         }

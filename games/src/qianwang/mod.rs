@@ -20,6 +20,7 @@
 //!     sandwich is safe, only the mover captures;
 //!   - a run of 3 not containing the moved piece cannot exist on a 4-point line together with it,
 //!     so "the line" and "the run through the moved piece" agree.
+//!
 //!   Both lines may capture (at most 2 per move); captures are listed row first, then column. No
 //!   chains: removing pieces triggers nothing further.
 //! * A side with no legal move passes (the engine does it; `Game::play(None)`), which is refused

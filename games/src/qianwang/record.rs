@@ -198,7 +198,10 @@ pub fn verify(record: &MatchRecord) -> Result<(), VerifyError> {
             replayed: if runtime_ok {
                 summarize(&e)
             } else {
-                format!("{} (runtime subtype present exactly when reason is runtime)", summarize(&e))
+                format!(
+                    "{} (runtime subtype present exactly when reason is runtime)",
+                    summarize(&e)
+                )
             },
         }),
         None => Err(VerifyError::Outcome {

@@ -13,7 +13,11 @@ pub const NO_CAPTURE_LIMIT: u32 = 20;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum IllegalMove {
     #[error("{side}: move {mv}: point {point:?} is off the 4x4 board (x and y must be 0..=3)")]
-    OffBoard { side: Side, mv: Move, point: [u8; 2] },
+    OffBoard {
+        side: Side,
+        mv: Move,
+        point: [u8; 2],
+    },
     #[error("{side}: move {mv}: there is no {side} piece at {from:?} (found {found})")]
     NotOwnPiece {
         side: Side,
