@@ -2,7 +2,7 @@
 //! same and across major tiers with their clamps, RP never below 0, and the two-game challenge.
 
 use games::qianwang::ladder::{
-    apply_rp, combine, rp_delta, tier_of, GameResult, Major, Minor, Tier, RP_PER_MINOR,
+    apply_rp, combine, rp_delta, settle, tier_of, GameResult, Major, Minor, Tier, RP_PER_MINOR,
 };
 use games::qianwang::{EndReason, Outcome, Side};
 use proptest::prelude::*;
@@ -115,6 +115,19 @@ fn a_player_climbs_and_falls() {
     // Then loses to a 王者 player: −15+32 → clamped to −3.
     rp = apply_rp(rp, rp_delta(tier_of(rp).major, Major::King, Loss));
     assert_eq!(rp, 129);
+}
+
+#[test]
+fn settling_a_challenge_updates_both_players() {
+    // 青铜III (50 RP) beats 王者I (1450 RP): +50 for the underdog, 王者 losing to 青铜 d = −4 → −47.
+    let s = settle(50, 1450, Win);
+    assert_eq!((s.a_delta, s.b_delta, s.a_rp, s.b_rp), (50, -47, 100, 1403));
+    // A draw between 黄金 (700) and 白银 (350): 黄金 d = −1 → +6, 白银 d = +1 → +14.
+    let s = settle(700, 350, Draw);
+    assert_eq!((s.a_delta, s.b_delta, s.a_rp, s.b_rp), (6, 14, 706, 364));
+    // Losing at 5 RP in the same tier: −15 floors at 0.
+    let s = settle(5, 40, Loss);
+    assert_eq!((s.a_delta, s.b_delta, s.a_rp, s.b_rp), (-15, 25, 0, 65));
 }
 
 #[test]

@@ -170,6 +170,30 @@ pub fn rp_delta(mine: Major, opponent: Major, result: GameResult) -> i32 {
     }
 }
 
+/// Both players' RP after one challenge: nominal deltas from [`rp_delta`] with each player's major
+/// tier taken from its RP *before* the challenge, and the new RP (never below 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settlement {
+    pub a_delta: i32,
+    pub b_delta: i32,
+    pub a_rp: u32,
+    pub b_rp: u32,
+}
+
+/// Settles a challenge between `a` (with `a_rp`) and `b` (with `b_rp`) whose result for `a` is
+/// `result_a` (see [`combine`]); `b`'s result is the opposite.
+pub fn settle(a_rp: u32, b_rp: u32, result_a: GameResult) -> Settlement {
+    let (a_major, b_major) = (tier_of(a_rp).major, tier_of(b_rp).major);
+    let a_delta = rp_delta(a_major, b_major, result_a);
+    let b_delta = rp_delta(b_major, a_major, result_a.flip());
+    Settlement {
+        a_delta,
+        b_delta,
+        a_rp: apply_rp(a_rp, a_delta),
+        b_rp: apply_rp(b_rp, b_delta),
+    }
+}
+
 /// `rp + delta`, never below 0 (and saturating at `u32::MAX`).
 pub fn apply_rp(rp: u32, delta: i32) -> u32 {
     if delta >= 0 {

@@ -68,7 +68,8 @@
 //! fn verify(&MatchRecord) -> Result<(), VerifyError>   // VerifyError::ply_index() = first bad ply
 //! fn summarize(&Outcome) -> String
 //! mod ladder: Major{Bronze..King}, Minor{III,II,I}, Tier{major,minor}, tier_of(rp), GameResult,
-//!   combine(a, b), rp_delta(mine: Major, opp: Major, GameResult) -> i32, apply_rp(rp, delta) -> u32
+//!   GameResult::of(&Outcome, Side), combine(a, b), rp_delta(mine: Major, opp: Major, GameResult)
+//!   -> i32, apply_rp(rp, delta) -> u32, settle(a_rp, b_rp, result_a) -> Settlement
 //! ```
 
 mod board;
