@@ -44,14 +44,7 @@ pub fn check(workspace: &Path) -> Result<StrMap> {
 
 /// sha256 over the manifest's canonical text: what jobs carry as `manifest_digest`.
 pub fn digest(manifest: &StrMap) -> String {
-    let mut text = String::new();
-    for (k, v) in manifest.iter() {
-        text.push_str(k);
-        text.push('\t');
-        text.push_str(v);
-        text.push('\n');
-    }
-    shared::manifest::sha256_hex(text.as_bytes())
+    shared::manifest::digest(manifest)
 }
 
 /// Write MANIFEST.json for every regular file under `dir` (except the manifest itself and

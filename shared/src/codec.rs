@@ -7,7 +7,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use sha2::Sha256;
 
 /// The current wire format: version byte 1 = bincode 2 standard config + HMAC-SHA256 trailer.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -107,6 +107,7 @@ mod tests {
                     file_name: "a.cpp".into(),
                 },
             }],
+            extra: Default::default(),
         }
     }
 

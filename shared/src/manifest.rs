@@ -109,10 +109,38 @@ pub fn build<'a, I>(files: I) -> Result<StrMap, ManifestError>
 where
     I: IntoIterator<Item = (&'a str, &'a [u8])>,
 {
+    let hashed: Vec<(&str, String)> = files.into_iter().map(|(p, b)| (p, sha256_hex(b))).collect();
+    from_digests(hashed.iter().map(|(p, h)| (*p, h.as_str())))
+}
+
+/// The digest of a whole manifest (what a job names and a worker checks): sha256 over its
+/// `path<TAB>sha256<LF>` lines in order.
+pub fn digest(manifest: &StrMap) -> String {
+    let mut text = String::new();
+    for (k, v) in manifest.iter() {
+        text.push_str(k);
+        text.push('\t');
+        text.push_str(v);
+        text.push('\n');
+    }
+    sha256_hex(text.as_bytes())
+}
+
+/// A manifest from `(relative path, sha256)` pairs already hashed, sorted like [`build`].
+pub fn from_digests<'a, I>(files: I) -> Result<StrMap, ManifestError>
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
     let mut entries: Vec<(String, String)> = Vec::new();
-    for (path, bytes) in files {
+    for (path, sha) in files {
         check_path(path)?;
-        entries.push((path.to_string(), sha256_hex(bytes)));
+        if !is_sha256_hex(sha) {
+            return Err(ManifestError::Digest {
+                path: path.to_string(),
+                digest: sha.to_string(),
+            });
+        }
+        entries.push((path.to_string(), sha.to_string()));
     }
     entries.sort_by(|a, b| {
         a.0.to_lowercase()

@@ -52,6 +52,56 @@ pub struct Job {
     pub size: u32,
     pub seed: u64,
     pub seats: Vec<SeatSpec>,
+    /// What a game other than bomberman needs beyond seats and seed.
+    pub extra: JobExtra,
+}
+
+/// Game-specific parts of a job (bomberman and qianwang need none).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum JobExtra {
+    #[default]
+    None,
+    /// One game of a proboj games.json, with the files its commands need.
+    Proboj(Box<ProbojJob>),
+}
+
+/// One proboj game for a remote worker: the runner's config and the game's entry (both as the
+/// JSON the user wrote, paths relative to the package root), and every file of the package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbojJob {
+    /// config.json with `game_root` relative to the package root.
+    pub config_json: String,
+    /// The games.json entry of this game.
+    pub game_json: String,
+    /// Files laid out under the package root before the game starts.
+    pub files: Vec<PackageFile>,
+    /// Stop players while the server is not waiting on them (the CPU-fair scheme).
+    pub fair: bool,
+    /// End the game when the server is silent this long (milliseconds; None: never).
+    pub server_timeout_ms: Option<u64>,
+}
+
+/// A file of a package: where it goes (relative, `/`-separated) and its bytes by hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageFile {
+    pub path: String,
+    pub sha256: String,
+    pub executable: bool,
+}
+
+impl PackageFile {
+    /// The artifact reference of this file (fetched and re-hashed like a bot's program).
+    pub fn program(&self) -> ProgramRef {
+        ProgramRef {
+            sha256: self.sha256.clone(),
+            file_name: self
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&self.path)
+                .to_string(),
+        }
+    }
 }
 
 /// Why a job produced no result (infrastructure, never a bot's fault).

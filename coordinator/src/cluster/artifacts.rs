@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use shared::msg::{Job, JobFailure, ProgramRef};
+use shared::msg::{Job, JobExtra, JobFailure, PackageFile, ProgramRef};
 use worker::job::LocalArtifacts;
 
 use super::store::Store;
@@ -24,9 +24,13 @@ impl RedisArtifacts {
     /// Local files for every seat of the job, verified.
     pub async fn fetch(&self, job: &Job) -> Result<LocalArtifacts, JobFailure> {
         let mut local = LocalArtifacts::new();
-        for seat in &job.seats {
-            let path = self.fetch_one(&seat.program).await?;
-            local.insert(seat.program.sha256.clone(), path);
+        let mut programs: Vec<ProgramRef> = job.seats.iter().map(|s| s.program.clone()).collect();
+        if let JobExtra::Proboj(p) = &job.extra {
+            programs.extend(p.files.iter().map(PackageFile::program));
+        }
+        for program in &programs {
+            let path = self.fetch_one(program).await?;
+            local.insert(program.sha256.clone(), path);
         }
         Ok(local)
     }

@@ -138,7 +138,10 @@ async fn heartbeats(ctx: Arc<Ctx>) {
                 .lock()
                 .map(|c| c.iter().cloned().collect())
                 .unwrap_or_default(),
-            version: format!("{WORKER_VERSION} referee {}", bm::VERSION),
+            version: format!(
+                "{WORKER_VERSION} referees {}",
+                worker::job::supported_versions().join(" ")
+            ),
         };
         if let Err(e) = ctx.store.heartbeat(&hb).await {
             tracing::warn!("heartbeat failed: {e:#}");
@@ -256,17 +259,19 @@ async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> R
         );
         return dead_letter(ctx, ch, names, d, &why).await;
     }
-    if job.referee_version != bm::VERSION {
+    if !worker::job::supports(&job.referee_version) {
         let why = format!(
             "match {}: needs referee {:?}; worker {} runs {:?}",
             job.number,
             job.referee_version,
             ctx.cfg.id,
-            bm::VERSION
+            worker::job::supported_versions()
         );
         return dead_letter(ctx, ch, names, d, &why).await;
     }
-    if let Some(mine) = &ctx.cfg.manifest_digest {
+    // The bomberman referee package is this worker's --workspace; other games carry their
+    // package in the job (checked file by file against its digest).
+    if let (Some(mine), true) = (&ctx.cfg.manifest_digest, job.referee_version == bm::VERSION) {
         if *mine != job.manifest_digest {
             let why = format!(
                 "match {}: needs the referee package with MANIFEST digest {}; worker {} has {mine}",

@@ -6,6 +6,7 @@
 pub mod artifacts;
 pub mod consumer;
 pub mod coordinate;
+pub mod proboj;
 pub mod store;
 
 use std::path::Path;

@@ -36,6 +36,17 @@ pub struct ProbojArgs {
     /// End a game whose server is silent this many seconds (default: never).
     #[arg(long)]
     pub server_timeout: Option<f64>,
+    /// Run the games on the farm's workers through this RabbitMQ broker
+    /// (amqp://user:pass@host:5672/vhost); the game folders come back to game_root. Without
+    /// it, games run on this machine (-c at once).
+    #[arg(long, value_name = "URL")]
+    pub broker: Option<String>,
+    /// With --broker: the Redis the server, data and players are shipped through.
+    #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
+    pub redis: Option<String>,
+    /// With --broker: file holding the farm key (HMAC); else the key itself in FARM_KEY.
+    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -65,7 +76,8 @@ fn mode(s: &str) -> Result<SandboxMode> {
 
 pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     let start_dir = std::env::current_dir().context("the current directory")?;
-    let config = proboj::load_config(&args.config, &start_dir)?;
+    let raw = proboj::config::read_raw_config(&args.config)?;
+    let config = proboj::config::check_config(raw.clone(), &args.config, &start_dir)?;
     let games = proboj::load_games(&args.games, &config)?;
     let mut opts = RunOptions {
         fair: !args.no_fair,
@@ -105,7 +117,28 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             eprintln!("  warning: {w}");
         }
     };
-    let outcomes = proboj::run_all(&config, &games, &opts, args.concurrency, &STOP, &on_done);
+    let outcomes = match &args.broker {
+        None => proboj::run_all(&config, &games, &opts, args.concurrency, &STOP, &on_done),
+        Some(broker) => {
+            let redis = args.redis.as_deref().context(
+                "--broker needs --redis URL (or FARM_REDIS): the package travels through it",
+            )?;
+            let cluster = crate::cluster::proboj::ProbojCluster {
+                broker,
+                redis,
+                key_file: args.key_file.as_deref(),
+                fair: opts.fair,
+                server_timeout: opts.server_timeout,
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .worker_threads(2)
+                .build()?;
+            runtime.block_on(crate::cluster::proboj::run_games(
+                &cluster, &raw, &config, &games, &start_dir, &STOP, &on_done,
+            ))?
+        }
+    };
     let summary = Summary::compute(&config, &outcomes);
     let text = summary.markdown();
     let path = config.game_root.join("summary.md");

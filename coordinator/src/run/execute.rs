@@ -95,6 +95,7 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
+            extra: Default::default(),
         }
     };
     let window = plan.workers * 2;

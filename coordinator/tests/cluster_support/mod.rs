@@ -362,6 +362,7 @@ impl Farm {
             size: 2,
             seed: 1,
             seats: Vec::new(),
+            extra: Default::default(),
         };
         let bytes = shared::codec::encode(
             &job,

@@ -1,19 +1,31 @@
-//! Executing one farm job on this worker, whatever transport brought it: check that this build
-//! can run the job's referee, resolve each seat's program by hash, compile sources through the
-//! cache (a compile failure is that bot's fault, not the job's), play the match under the
-//! referee, verify the replay, and report.
+//! Executing one farm job on this worker, whatever transport brought it: find the game by the
+//! job's referee version (bomberman, proboj, qianwang), let that game's module resolve programs
+//! by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
+//! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
+
+mod bomberman;
+mod proboj;
+mod qianwang;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use games::bomberman::{self as bm};
+use games::bomberman as bm;
 use shared::msg::{Job, JobFailure, JobReport, ProgramRef};
-use shared::{Fault, FaultKind};
 
-use crate::bot::{BotCommand, CoreTokens, SandboxConfig};
+use crate::bot::{CoreTokens, SandboxConfig};
 use crate::compile::CompileCache;
-use crate::referee::{self, MapChoice, MatchSpec, Seat};
+
+/// The referee versions this worker can run.
+pub fn supported_versions() -> Vec<&'static str> {
+    vec![bm::VERSION, proboj::VERSION, qianwang::VERSION]
+}
+
+/// True when this worker can run jobs of `referee_version`.
+pub fn supports(referee_version: &str) -> bool {
+    supported_versions().contains(&referee_version)
+}
 
 /// Where a worker finds a program's bytes by hash.
 pub trait Artifacts: Send + Sync {
@@ -64,7 +76,15 @@ impl JobRunner {
         metrics.set_sandbox_mode(self.sandbox.effective_mode().as_str());
         let _busy = metrics.busy();
         let started = Instant::now();
-        let outcome = self.play(job, artifacts);
+        let outcome = match job.referee_version.as_str() {
+            v if v == bm::VERSION => bomberman::play(self, job, artifacts),
+            v if v == proboj::VERSION => proboj::play(self, job, artifacts),
+            v if v == qianwang::VERSION => qianwang::play(self, job, artifacts),
+            other => Err(JobFailure::Unsupported(format!(
+                "job needs referee {other:?}; this worker runs {:?}",
+                supported_versions()
+            ))),
+        };
         metrics.job_done(
             job.seats.len(),
             started.elapsed().as_secs_f64(),
@@ -77,75 +97,5 @@ impl JobRunner {
             seconds: started.elapsed().as_secs_f64(),
             outcome,
         }
-    }
-
-    fn play(&self, job: &Job, artifacts: &dyn Artifacts) -> Result<String, JobFailure> {
-        if job.referee_version != bm::VERSION {
-            return Err(JobFailure::Unsupported(format!(
-                "job needs referee {:?}, this worker runs {:?}",
-                job.referee_version,
-                bm::VERSION
-            )));
-        }
-        if job.seats.len() != job.size as usize {
-            return Err(JobFailure::Infrastructure(format!(
-                "job {} has size {} but {} seats",
-                job.number,
-                job.size,
-                job.seats.len()
-            )));
-        }
-        let mut seats = Vec::with_capacity(job.seats.len());
-        for seat in &job.seats {
-            let path = artifacts.path_for(&seat.program)?;
-            let program = if seat.program.is_source() {
-                match self.cache.executable_for(&path) {
-                    Ok(exe) => Ok(BotCommand {
-                        program: exe,
-                        args: Vec::new(),
-                    }),
-                    Err(e) => match e.compiler_message() {
-                        Some(msg) => Err(Fault {
-                            kind: FaultKind::CompileFailure,
-                            turn: 0,
-                            detail: msg.to_string(),
-                        }),
-                        None => {
-                            return Err(JobFailure::Infrastructure(format!(
-                                "compiling {}: {e}",
-                                seat.program.file_name
-                            )))
-                        }
-                    },
-                }
-            } else {
-                Ok(BotCommand {
-                    program: path,
-                    args: Vec::new(),
-                })
-            };
-            seats.push(Seat {
-                name: seat.name.clone(),
-                hash: seat.program.sha256.clone(),
-                program,
-            });
-        }
-        let spec = MatchSpec {
-            seed: job.seed,
-            seats,
-            map: MapChoice::Generated,
-        };
-        let replay = referee::play(spec, &self.sandbox, &self.tokens)
-            .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
-        let json = replay.to_json();
-        // Never send a replay that does not re-simulate to itself.
-        bm::replay::verify(&json).map_err(|e| {
-            JobFailure::Infrastructure(format!(
-                "match {}: replay failed verification: {e}",
-                job.number
-            ))
-        })?;
-        crate::metrics::global().match_result(&replay.result);
-        Ok(json)
     }
 }

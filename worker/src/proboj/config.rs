@@ -40,7 +40,7 @@ fn one() -> usize {
 }
 
 /// `config.json` as written by users of the official runner.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 pub struct RawConfig {
     pub server: String,
     pub players: serde_json::Map<String, serde_json::Value>,
@@ -87,7 +87,7 @@ pub struct Config {
 }
 
 /// One game of `games.json`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 pub struct Game {
     pub gamefolder: String,
     pub players: Vec<String>,
@@ -115,8 +115,21 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ConfigErr
 
 /// Read and check `config.json`; relative paths resolve against `start_dir`.
 pub fn load_config(path: &Path, start_dir: &Path) -> Result<Config, ConfigError> {
-    let raw: RawConfig = read_json(path)?;
-    let where_ = path.display();
+    check_config(read_raw_config(path)?, path, start_dir)
+}
+
+/// `config.json` as written, before any check.
+pub fn read_raw_config(path: &Path) -> Result<RawConfig, ConfigError> {
+    read_json(path)
+}
+
+/// Check a config already parsed from `source` (named in errors).
+pub fn check_config(
+    raw: RawConfig,
+    source: &Path,
+    start_dir: &Path,
+) -> Result<Config, ConfigError> {
+    let where_ = source.display();
     let invalid = |s: String| ConfigError::Invalid(format!("{where_}: {s}"));
     let server =
         resolve_command(&raw.server, start_dir).map_err(|e| invalid(format!("`server`: {e}")))?;

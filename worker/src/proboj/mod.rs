@@ -9,6 +9,7 @@ pub mod log;
 pub mod pipe;
 pub mod process;
 pub mod protocol;
+pub mod remote;
 pub mod runner;
 pub mod summary;
 

@@ -1,0 +1,163 @@
+//! `farm proboj --broker`: every game of a games.json becomes a farm job. The package (server,
+//! its data, the players) goes to Redis by sha256, the jobs to the RabbitMQ workers; each game's
+//! folder comes back as a bundle and is written into `game_root` exactly as a local run leaves
+//! it. Results arrive in any order; the outcomes are returned in games.json order.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+use shared::msg::{Job, JobExtra, ProbojJob};
+use worker::proboj::config::RawConfig;
+use worker::proboj::remote::{self, GameBundle};
+use worker::proboj::{Config, Game, GameOutcome};
+
+use super::store::Store;
+use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
+use crate::transport::Transport;
+
+/// Where the cluster is and how games are run there.
+pub struct ProbojCluster<'a> {
+    pub broker: &'a str,
+    pub redis: &'a str,
+    pub key_file: Option<&'a Path>,
+    pub fair: bool,
+    pub server_timeout: Option<Duration>,
+}
+
+/// Run `games` on the cluster; `on_done` sees each game as its folder is written.
+pub async fn run_games(
+    cluster: &ProbojCluster<'_>,
+    raw: &RawConfig,
+    config: &Config,
+    games: &[Game],
+    start_dir: &Path,
+    stop: &AtomicBool,
+    on_done: &(dyn Fn(&GameOutcome) + Sync),
+) -> Result<Vec<GameOutcome>> {
+    let key = super::load_key(cluster.key_file)?;
+    let package = remote::build_package(raw, config, start_dir)?;
+    let store = Store::connect(cluster.redis).await?;
+    let mut artifacts = Vec::with_capacity(package.files.len());
+    for (f, src) in package.files.iter().zip(&package.sources) {
+        let bytes = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
+        anyhow::ensure!(
+            shared::manifest::sha256_hex(&bytes) == f.sha256,
+            "{} changed while the package was built",
+            src.display()
+        );
+        store.put_artifact(&f.sha256, &bytes, false).await?;
+        artifacts.push((f.sha256.clone(), src.clone()));
+    }
+    let games_json = serde_json::to_string(games)?;
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let id = hex::encode(Sha256::digest(
+        format!("{}\n{games_json}\n{nonce}", package.digest).as_bytes(),
+    ));
+    let tournament = format!("proboj-{}", &id[..9]);
+    eprintln!(
+        "proboj on the cluster: tournament {tournament}, package of {} files (MANIFEST digest {})",
+        package.files.len(),
+        &package.digest[..16]
+    );
+    std::fs::create_dir_all(&config.game_root)
+        .with_context(|| format!("game_root {}", config.game_root.display()))?;
+    let mut t = RabbitMq::start(ClusterSpec {
+        broker: cluster.broker.to_string(),
+        key,
+        tournament: tournament.clone(),
+        store,
+        artifacts,
+        dead_file: Some(config.game_root.join("dead-letters.jsonl")),
+        confirm_window: 256,
+        view_every: Duration::from_secs(10),
+    })
+    .await?;
+    eprintln!("{}", t.describe());
+    for (i, g) in games.iter().enumerate() {
+        let job = Job {
+            tournament: tournament.clone(),
+            number: i as u64 + 1,
+            referee_version: remote::VERSION.to_string(),
+            manifest_digest: package.digest.clone(),
+            size: g.players.len() as u32,
+            seed: 0,
+            seats: Vec::new(),
+            extra: JobExtra::Proboj(Box::new(ProbojJob {
+                config_json: package.config_json.clone(),
+                game_json: serde_json::to_string(g)?,
+                files: package.files.clone(),
+                fair: cluster.fair,
+                server_timeout_ms: cluster.server_timeout.map(|d| d.as_millis() as u64),
+            })),
+        };
+        t.publish(job).await?;
+    }
+    t.flush().await?;
+    let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
+    let mut left = games.len();
+    while left > 0 && !stop.load(Ordering::SeqCst) {
+        let d = match tokio::time::timeout(Duration::from_millis(500), t.next()).await {
+            Err(_) => continue,
+            Ok(r) => match r? {
+                Some(d) => d,
+                None => anyhow::bail!("no worker can answer any more"),
+            },
+        };
+        let n = d.report.number;
+        let slot = (d.report.tournament == tournament && n >= 1)
+            .then(|| outcomes.get_mut(n as usize - 1))
+            .flatten();
+        let Some(slot) = slot else {
+            t.ack(d.tag).await?;
+            continue;
+        };
+        if slot.is_some() {
+            t.ack(d.tag).await?; // a duplicate of a game already written
+            continue;
+        }
+        let game = &games[n as usize - 1];
+        let outcome = match &d.report.outcome {
+            Ok(json) => match serde_json::from_str::<GameBundle>(json) {
+                Ok(b) if b.gamefolder == game.gamefolder => remote::unpack(&b, &config.game_root)
+                    .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
+                Ok(b) => remote::failed(
+                    game,
+                    &config.game_root,
+                    format!(
+                        "worker {} sent the folder of {:?}",
+                        d.report.worker, b.gamefolder
+                    ),
+                ),
+                Err(e) => remote::failed(
+                    game,
+                    &config.game_root,
+                    format!("worker {} sent an unreadable bundle: {e}", d.report.worker),
+                ),
+            },
+            Err(f) => remote::failed(
+                game,
+                &config.game_root,
+                format!("worker {}: {f}", d.report.worker),
+            ),
+        };
+        on_done(&outcome);
+        *slot = Some(outcome);
+        left -= 1;
+        t.ack(d.tag).await?;
+        t.completed(&[n]).await?;
+    }
+    if left == 0 {
+        if let Err(e) = t.cleanup().await {
+            tracing::warn!("removing the tournament's queues: {e:#}");
+        }
+    }
+    t.shutdown().await?;
+    Ok(outcomes.into_iter().flatten().collect())
+}

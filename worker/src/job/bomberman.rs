@@ -1,0 +1,79 @@
+//! A bomberman match as a farm job: resolve each seat's program by hash, compile sources through
+//! the cache (a compile failure is that bot's fault, not the job's), play under the referee,
+//! verify the replay before it leaves the worker.
+
+use games::bomberman as bm;
+use shared::msg::{Job, JobFailure};
+use shared::{Fault, FaultKind};
+
+use super::{Artifacts, JobRunner};
+use crate::bot::BotCommand;
+use crate::referee::{self, MapChoice, MatchSpec, Seat};
+
+/// Play `job` (a bomberman match) and return its verified replay (JSON).
+pub(super) fn play(
+    runner: &JobRunner,
+    job: &Job,
+    artifacts: &dyn Artifacts,
+) -> Result<String, JobFailure> {
+    if job.seats.len() != job.size as usize {
+        return Err(JobFailure::Infrastructure(format!(
+            "job {} has size {} but {} seats",
+            job.number,
+            job.size,
+            job.seats.len()
+        )));
+    }
+    let mut seats = Vec::with_capacity(job.seats.len());
+    for seat in &job.seats {
+        let path = artifacts.path_for(&seat.program)?;
+        let program = if seat.program.is_source() {
+            match runner.cache.executable_for(&path) {
+                Ok(exe) => Ok(BotCommand {
+                    program: exe,
+                    args: Vec::new(),
+                }),
+                Err(e) => match e.compiler_message() {
+                    Some(msg) => Err(Fault {
+                        kind: FaultKind::CompileFailure,
+                        turn: 0,
+                        detail: msg.to_string(),
+                    }),
+                    None => {
+                        return Err(JobFailure::Infrastructure(format!(
+                            "compiling {}: {e}",
+                            seat.program.file_name
+                        )))
+                    }
+                },
+            }
+        } else {
+            Ok(BotCommand {
+                program: path,
+                args: Vec::new(),
+            })
+        };
+        seats.push(Seat {
+            name: seat.name.clone(),
+            hash: seat.program.sha256.clone(),
+            program,
+        });
+    }
+    let spec = MatchSpec {
+        seed: job.seed,
+        seats,
+        map: MapChoice::Generated,
+    };
+    let replay = referee::play(spec, &runner.sandbox, &runner.tokens)
+        .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
+    let json = replay.to_json();
+    // Never send a replay that does not re-simulate to itself.
+    bm::replay::verify(&json).map_err(|e| {
+        JobFailure::Infrastructure(format!(
+            "match {}: replay failed verification: {e}",
+            job.number
+        ))
+    })?;
+    crate::metrics::global().match_result(&replay.result);
+    Ok(json)
+}
