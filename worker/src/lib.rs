@@ -8,6 +8,7 @@ pub mod compile;
 pub mod job;
 pub mod metrics;
 pub mod proboj;
+pub mod qianwang;
 pub mod referee;
 pub mod sandbox;
 pub mod timing;

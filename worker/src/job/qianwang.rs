@@ -1,21 +1,64 @@
-//! A 钳王 (qianwang) match as a farm job: the two seats' JavaScript programs by hash, played in
-//! the embedded JS engine; the report carries the match record.
+//! A 钳王 (qianwang) match as a farm job: the two seats' JavaScript programs by hash (black, then
+//! red), played in the embedded JS engine (`crate::qianwang`); the report carries the match
+//! record as JSON. A seat whose program is not valid UTF-8 loses as `error`; a missing or
+//! mismatching artifact is a host problem, never blamed on a bot.
 
-use shared::msg::{Job, JobFailure};
+use sha2::{Digest, Sha256};
+use shared::msg::{Job, JobFailure, SeatSpec};
 
 use super::{Artifacts, JobRunner};
+use crate::qianwang::{play_entrants, Entrant, Limits};
 
 /// The referee version of qianwang jobs.
-pub const VERSION: &str = "matchfarm-qianwang/1";
+pub use games::qianwang::VERSION;
 
-/// Play `job` (a qianwang match).
+/// Play `job` (a qianwang match) and return its record as JSON.
 pub(super) fn play(
-    _runner: &JobRunner,
+    runner: &JobRunner,
     job: &Job,
-    _artifacts: &dyn Artifacts,
+    artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
-    Err(JobFailure::Unsupported(format!(
-        "match {}: the qianwang referee is not built into this worker yet",
-        job.number
-    )))
+    let [black, red] = job.seats.as_slice() else {
+        return Err(JobFailure::Unsupported(format!(
+            "match {}: a qianwang match has 2 seats (black, red), the job has {}",
+            job.number,
+            job.seats.len()
+        )));
+    };
+    let black = entrant(job, black, artifacts)?;
+    let red = entrant(job, red, artifacts)?;
+    // One match thinks on one core at a time: hold one core token for the whole match.
+    let _core = runner.tokens.acquire();
+    let record = play_entrants(&black, &red, job.seed, &Limits::default());
+    tracing::debug!(
+        match_number = job.number,
+        outcome = %games::qianwang::summarize(&record.outcome),
+        "qianwang match played"
+    );
+    Ok(record.to_json())
+}
+
+/// Reads a seat's program and checks it against its hash.
+fn entrant(job: &Job, seat: &SeatSpec, artifacts: &dyn Artifacts) -> Result<Entrant, JobFailure> {
+    let path = artifacts.path_for(&seat.program)?;
+    let bytes = std::fs::read(&path).map_err(|e| {
+        JobFailure::Artifact(format!(
+            "match {}: seat {:?}: cannot read {} ({}): {e}",
+            job.number,
+            seat.name,
+            path.display(),
+            seat.program.file_name
+        ))
+    })?;
+    let digest = hex::encode(Sha256::digest(&bytes));
+    if !digest.eq_ignore_ascii_case(&seat.program.sha256) {
+        return Err(JobFailure::Artifact(format!(
+            "match {}: seat {:?}: {} hashes to {digest}, the job names {}",
+            job.number,
+            seat.name,
+            path.display(),
+            seat.program.sha256
+        )));
+    }
+    Ok(Entrant::from_bytes(seat.name.clone(), bytes))
 }

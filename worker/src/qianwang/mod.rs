@@ -1,0 +1,177 @@
+//! 钳王 (qianwang) JavaScript bots: each bot runs in its own embedded, sandboxed QuickJS runtime
+//! (no file, network, timer or clock; memory limit; wall-clock interrupt) against the pure rules
+//! of `games::qianwang`, and a whole match becomes a verifiable [`MatchRecord`].
+//!
+//! # What a bot sees (GUIDE.md 代码契约)
+//!
+//! `module.exports = function onTurn(me, opponent, game)` (or `module.exports.onTurn = ...`).
+//! * `me` / `opponent`: `{ side: 'black'|'red', pieces: [[x,y],...], capturedCount }`.
+//! * `game`: `{ board, turnNumber, noCaptureMoves, legalMoves, history, random }` with
+//!   `board[x][y]` column-major (`null | 'black' | 'red'`), `legalMoves` an array of
+//!   `{from:[x,y], to:[x,y]}`, `history` the plies so far as `{side, from, to, captured, pass}`
+//!   (`pass: true` with `from`/`to` null for an automatic pass), and `random()` a float in
+//!   [0, 1) seeded by the match seed, the side and the turn (`Math.random` is the same generator).
+//! * `Rules`: `legalMoves(board, side)`, `apply(board, side, move) -> {board, captured}` (one
+//!   thinking point each, 100 per move), `judge(board, ncm) -> null | {winner, reason}`,
+//!   `clone(board)`, `other(side)`, `remaining()`. They call the Rust engine; bad arguments throw
+//!   a `TypeError`, an illegal move given to `apply` a `RangeError`.
+//! * Nothing else from a host: no `require`, `process`, `setTimeout`, `std`, `os`,
+//!   `performance`; `Date` is frozen at 2026-01-01 (`Date.now()` never changes); `console.*`
+//!   exist and print nothing. Globals persist between the bot's turns of one match.
+//!
+//! # Faults (each loses on the spot, [`Game::forfeit`](games::qianwang::Game::forfeit))
+//!
+//! | what the bot did | reason / runtime subtype |
+//! |---|---|
+//! | returned a move not among the legal moves, or a malformed value | `illegal` |
+//! | threw (or code that fails to load: syntax, no onTurn, throws at load) | `error` |
+//! | called `Rules.apply` with no points left (even if it caught the exception) | `runtime` / `points_exhausted` |
+//! | ran past the move (or load) wall-clock limit | `runtime` / `timeout` |
+//! | went over the memory limit | `runtime` / `memory` |
+//!
+//! A bot is loaded right before its first turn, so a load failure is a fault at that turn.
+//! Passes are played by the engine without calling the bot.
+//!
+//! # API
+//!
+//! ```text
+//! struct BotSource { name: String, code: String }
+//! struct Limits { move_ms: u64 (2000), memory_bytes: usize (64 MiB), load_ms: u64 (2000) }
+//! fn check_code(code: &str, limits: &Limits) -> Result<(), LoadError>
+//! fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits) -> MatchRecord
+//! struct Entrant { name, code_sha256, code: Result<String, String> }   // Err = cannot load (why)
+//! Entrant::from_source(&BotSource) / Entrant::from_bytes(name, bytes)
+//! fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord
+//! ```
+
+mod api;
+mod bot;
+mod convert;
+mod play;
+
+use games::qianwang::{Fault, RuntimeKind, Side};
+use thiserror::Error;
+
+pub use play::{play_entrants, play_match, Entrant};
+
+/// One bot's program: its name (for the record) and its JavaScript source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotSource {
+    pub name: String,
+    pub code: String,
+}
+
+impl BotSource {
+    pub fn new(name: impl Into<String>, code: impl Into<String>) -> BotSource {
+        BotSource {
+            name: name.into(),
+            code: code.into(),
+        }
+    }
+}
+
+/// Per-bot limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall clock for one `onTurn` call, in milliseconds.
+    pub move_ms: u64,
+    /// The bot's whole JS heap, in bytes.
+    pub memory_bytes: usize,
+    /// Wall clock for running the code once at load, in milliseconds.
+    pub load_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            move_ms: 2000,
+            memory_bytes: 64 * 1024 * 1024,
+            load_ms: 2000,
+        }
+    }
+}
+
+/// Why a program cannot be loaded as a bot.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LoadError {
+    #[error("syntax error{}: {message}", at(*line, *column))]
+    Syntax {
+        line: Option<u32>,
+        column: Option<u32>,
+        message: String,
+    },
+    #[error("the code threw while loading: {message}")]
+    Threw { message: String },
+    #[error(
+        "the code does not export onTurn: {found}; write `module.exports = function onTurn(me, opponent, game) {{ ... }}`"
+    )]
+    NoOnTurn { found: String },
+    #[error("loading did not finish within {ms} ms (an endless loop at the top level?)")]
+    Timeout { ms: u64 },
+    #[error("loading went over the memory limit of {limit_bytes} bytes")]
+    Memory { limit_bytes: usize },
+    #[error("the code contains a NUL character at byte {offset}")]
+    NulByte { offset: usize },
+    #[error("the code is not valid UTF-8: {0}")]
+    NotUtf8(String),
+    #[error("the JavaScript engine could not start: {0}")]
+    Engine(String),
+}
+
+fn at(line: Option<u32>, column: Option<u32>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(" at line {l}, column {c}"),
+        (Some(l), None) => format!(" at line {l}"),
+        _ => String::new(),
+    }
+}
+
+impl LoadError {
+    /// The fault a load failure is in a match (it loses at the bot's first turn).
+    pub fn fault(&self) -> Fault {
+        match self {
+            LoadError::Timeout { .. } => Fault::Runtime(RuntimeKind::Timeout),
+            LoadError::Memory { .. } => Fault::Runtime(RuntimeKind::Memory),
+            _ => Fault::Error,
+        }
+    }
+}
+
+/// Loads `code` as a bot would be loaded (as black, seed 0): it must parse, run within the load
+/// time and memory limits, and export `onTurn`. Does not play a move.
+pub fn check_code(code: &str, limits: &Limits) -> Result<(), LoadError> {
+    in_match_thread(|| bot::JsBot::load(code, Side::Black, 0, limits).map(|_| ()))
+}
+
+/// The stack of the thread a match (or a load check) runs on; the JS stack limit is below it.
+const MATCH_THREAD_STACK: usize = 16 * 1024 * 1024;
+
+/// Runs `f` on a thread with a known, large stack (QuickJS's stack limit is set below it), so
+/// deep recursion in bot code is an exception and never overflows the caller's stack.
+fn in_match_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().ok().and_then(|mut g| g.take());
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("qianwang-js".into())
+            .stack_size(MATCH_THREAD_STACK)
+            .spawn_scoped(s, || take().map(|f| f()));
+        let ran = match spawned {
+            Ok(handle) => match handle.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(e) => {
+                tracing::warn!("no thread for a qianwang match ({e}); running it on this one");
+                None
+            }
+        };
+        match ran {
+            Some(v) => v,
+            None => match take() {
+                Some(f) => f(),
+                None => unreachable!("the match closure runs exactly once"),
+            },
+        }
+    })
+}
