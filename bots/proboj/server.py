@@ -3,7 +3,8 @@
 
 Each round every living player gets `ROUND <r>` and answers one integer; its score is the sum.
 The CONFIG args are `key=value` words: rounds=N, and mode=... to exercise runner features:
-pause, kill, badscores, noend, unknown, garbage, big. Every runner answer is recorded in the
+pause, kill, badscores, noend, unknown, garbage, big; and map=FILE (a data file read relative
+to the game folder, whose first line goes to the observer). Every runner answer is recorded in the
 observer stream as `ANSWER <command> <status>` so tests can check them.
 """
 import sys
@@ -46,6 +47,11 @@ def main():
     rounds = int(args.get("rounds", "3"))
     mode = args.get("mode", "normal")
     log("players", players, "args", args)
+    if "map" in args:
+        # A data file, relative to the game folder (the working directory), e.g. ../maps/a.txt.
+        with open(args["map"]) as f:
+            first = f.readline().strip()
+        command("TO OBSERVER", ["map %s" % first])
     score = {p: 0 for p in players}
     alive = set(players)
     if mode == "unknown":

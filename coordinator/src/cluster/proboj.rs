@@ -26,6 +26,8 @@ pub struct ProbojCluster<'a> {
     pub key_file: Option<&'a Path>,
     pub fair: bool,
     pub server_timeout: Option<Duration>,
+    /// Extra folders to ship (relative to the start directory), e.g. maps.
+    pub data: &'a [std::path::PathBuf],
 }
 
 /// Run `games` on the cluster; `on_done` sees each game as its folder is written.
@@ -39,7 +41,7 @@ pub async fn run_games(
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
     let key = super::load_key(cluster.key_file)?;
-    let package = remote::build_package(raw, config, start_dir)?;
+    let package = remote::build_package(raw, config, start_dir, cluster.data)?;
     let store = Store::connect(cluster.redis).await?;
     let mut artifacts = Vec::with_capacity(package.files.len());
     for (f, src) in package.files.iter().zip(&package.sources) {

@@ -47,6 +47,11 @@ pub struct ProbojArgs {
     /// With --broker: file holding the farm key (HMAC); else the key itself in FARM_KEY.
     #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
+    /// With --broker: a folder of data the server or players read (maps...), shipped to the
+    /// workers beside the programs' own folders (which always travel). Repeatable; must lie
+    /// under the directory the runner is started in.
+    #[arg(long, value_name = "DIR")]
+    pub data: Vec<PathBuf>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -129,6 +134,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
                 key_file: args.key_file.as_deref(),
                 fair: opts.fair,
                 server_timeout: opts.server_timeout,
+                data: &args.data,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -57,26 +57,40 @@ pub struct Package {
     pub digest: String,
 }
 
+/// Where game folders go on a worker when `game_root` is not under the start directory.
+pub const FOREIGN_GAME_ROOT: &str = "__game_root";
+
 /// Pack what `config` (read from `raw`, resolved against `start_dir`) needs: every file under
-/// the server's and the players' folders. Commands are rewritten to paths relative to
-/// `start_dir`, and `game_root` too (it must lie under `start_dir`).
+/// the server's and the players' folders, and under each folder of `data` (e.g. maps a server
+/// reads as `../maps/x.ppm`). Commands are rewritten to paths relative to `start_dir`, and
+/// `game_root` too (when it lies outside, game folders go to [`FOREIGN_GAME_ROOT`] on workers).
 pub fn build_package(
     raw: &RawConfig,
     config: &Config,
     start_dir: &Path,
+    data: &[PathBuf],
 ) -> Result<Package, RemoteError> {
     let start = std::fs::canonicalize(start_dir).map_err(io(start_dir))?;
     let game_root = config.game_root.clone();
     let game_root = std::fs::canonicalize(&game_root).unwrap_or(game_root);
-    let rel_root = game_root.strip_prefix(&start).map_err(|_| {
-        RemoteError::Invalid(format!(
-            "game_root {} is outside {} (the directory the runner was started in); in --broker \
-             mode game folders are laid out relative to it on the workers",
-            game_root.display(),
-            start.display()
-        ))
-    })?;
+    let rel_root = game_root
+        .strip_prefix(&start)
+        .unwrap_or(Path::new(FOREIGN_GAME_ROOT))
+        .to_path_buf();
     let mut folders: Vec<PathBuf> = Vec::new();
+    for d in data {
+        let abs = start.join(d);
+        let f = std::fs::canonicalize(&abs)
+            .map_err(|e| RemoteError::Invalid(format!("data folder {}: {e}", abs.display())))?;
+        if !f.is_dir() || !f.starts_with(&start) {
+            return Err(RemoteError::Invalid(format!(
+                "data folder {} must be a folder under {} (the directory the runner was started in)",
+                f.display(),
+                start.display()
+            )));
+        }
+        folders.push(f);
+    }
     for cmd in std::iter::once(&config.server).chain(config.players.iter().map(|p| &p.command)) {
         for f in &cmd.folders {
             let f = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
@@ -89,13 +103,17 @@ pub fn build_package(
                     start.display()
                 )));
             }
-            if !folders.iter().any(|g| f.starts_with(g)) {
-                folders.retain(|g| !g.starts_with(&f));
-                folders.push(f);
-            }
+            folders.push(f);
         }
     }
     folders.sort();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for f in folders {
+        if !kept.iter().any(|g| f.starts_with(g)) {
+            kept.push(f);
+        }
+    }
+    let folders = kept;
     let mut found: Vec<PathBuf> = Vec::new();
     let mut bytes = 0u64;
     for f in &folders {
