@@ -1,0 +1,109 @@
+//! qianwang JavaScript bots: how many moves per second one core plays when both bots spend all
+//! 100 thinking points on every move (the worst case the points allow), and the strength ladder
+//! of the training bots (win/draw/loss over seeds, each colour).
+//!
+//! `cargo bench -p worker --bench qianwang [-- rate|ladder] [SEEDS]`
+
+use std::time::Instant;
+
+use games::qianwang::{EndReason, Side};
+use worker::qianwang::{play_match, BotSource, Limits};
+
+const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
+const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");
+const SEARCH: &str = include_str!("../../bots/qianwang/search.js");
+
+/// Spends exactly 100 points per move on Rules.apply (plus legalMoves/judge, which are free) and
+/// then plays a seeded random move.
+const FULL_POINTS: &str = r#"
+module.exports = function onTurn(me, opponent, game) {
+  const moves = game.legalMoves;
+  let captures = 0;
+  for (let i = 0; Rules.remaining() > 0; i++) {
+    const r = Rules.apply(game.board, me.side, moves[i % moves.length]);
+    captures += r.captured.length;
+    if (Rules.judge(r.board, game.noCaptureMoves + 1)) captures++;
+  }
+  return moves[Math.floor(game.random() * moves.length)];
+};
+"#;
+
+fn rate(seeds: u64) {
+    let limits = Limits::default();
+    let bot = BotSource::new("full", FULL_POINTS);
+    // Warm-up (page in the engine, allocator).
+    play_match(&bot, &bot, 0, &limits);
+    let started = Instant::now();
+    let mut moves = 0u64;
+    let mut points = 0u64;
+    for seed in 1..=seeds {
+        let rec = play_match(&bot, &bot, seed, &limits);
+        assert!(!rec.outcome.reason.is_fault(), "{:?}", rec.outcome);
+        for p in rec.plies.iter().filter(|p| p.mv.is_some()) {
+            moves += 1;
+            points += p.points_used as u64;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "qianwang JS move rate (one core, every move spends {} points): {moves} moves in {:.2} s over {seeds} matches = {:.0} moves/s, {:.0} Rules.apply/s",
+        points / moves.max(1),
+        secs,
+        moves as f64 / secs,
+        points as f64 / secs
+    );
+}
+
+fn ladder(seeds: u64) {
+    let limits = Limits::default();
+    let bots = [("random", RANDOM), ("greedy", GREEDY), ("search", SEARCH)];
+    for (i, j) in [(1, 0), (2, 1), (2, 0)] {
+        let (an, ac) = bots[i];
+        let (bn, bc) = bots[j];
+        let (a, b) = (BotSource::new(an, ac), BotSource::new(bn, bc));
+        let (mut w, mut d, mut l, mut faults) = (0, 0, 0, 0);
+        let started = Instant::now();
+        for seed in 0..seeds {
+            for a_side in [Side::Black, Side::Red] {
+                let rec = if a_side == Side::Black {
+                    play_match(&a, &b, seed, &limits)
+                } else {
+                    play_match(&b, &a, seed, &limits)
+                };
+                if matches!(
+                    rec.outcome.reason,
+                    EndReason::Illegal | EndReason::Error | EndReason::Runtime
+                ) {
+                    faults += 1;
+                }
+                match rec.outcome.winner {
+                    Some(s) if s == a_side => w += 1,
+                    Some(_) => l += 1,
+                    None => d += 1,
+                }
+            }
+        }
+        println!(
+            "{an} vs {bn}: {w} wins, {d} draws, {l} losses over {} games ({seeds} seeds x both colours; {faults} faults) in {:.1} s",
+            2 * seeds,
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let what = args.first().map(String::as_str).unwrap_or("all");
+    let seeds = |default: u64| args.get(1).and_then(|s| s.parse().ok()).unwrap_or(default);
+    match what {
+        "rate" => rate(seeds(20)),
+        "ladder" => ladder(seeds(20)),
+        _ => {
+            rate(seeds(20));
+            ladder(seeds(20));
+        }
+    }
+}
