@@ -35,17 +35,26 @@ fn score(a: &str, b: &str, seeds: std::ops::Range<u64>) -> (u32, u32, u32) {
 #[test]
 fn greedy_beats_random() {
     let (w, _d, l) = score(GREEDY, RANDOM, 100..106);
-    assert!(w >= 9 && l <= 1, "greedy vs random: {w} wins, {l} losses of 12");
+    assert!(
+        w >= 9 && l <= 1,
+        "greedy vs random: {w} wins, {l} losses of 12"
+    );
 }
 
 #[test]
 fn search_beats_random() {
     let (w, _d, l) = score(SEARCH, RANDOM, 100..106);
-    assert!(w >= 9 && l <= 1, "search vs random: {w} wins, {l} losses of 12");
+    assert!(
+        w >= 9 && l <= 1,
+        "search vs random: {w} wins, {l} losses of 12"
+    );
 }
 
 #[test]
 fn search_beats_greedy() {
     let (w, _d, l) = score(SEARCH, GREEDY, 100..106);
-    assert!(w > 2 * l && w >= 6, "search vs greedy: {w} wins, {l} losses of 12");
+    assert!(
+        w > 2 * l && w >= 6,
+        "search vs greedy: {w} wins, {l} losses of 12"
+    );
 }

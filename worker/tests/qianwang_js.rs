@@ -3,7 +3,9 @@
 //! Rules API's validation, check_code's errors, and records that pass `verify`.
 
 use games::qianwang::{verify, EndReason, MatchRecord, RuntimeKind, Side};
-use worker::qianwang::{check_code, play_entrants, play_match, BotSource, Entrant, Limits, LoadError};
+use worker::qianwang::{
+    check_code, play_entrants, play_match, BotSource, Entrant, Limits, LoadError,
+};
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
 const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");
@@ -23,7 +25,8 @@ fn fast() -> Limits {
 /// Plays `code` as black against the random bot and checks the record re-plays.
 fn as_black(code: &str, limits: &Limits) -> MatchRecord {
     let rec = play_match(&bot("subject", code), &bot("random", RANDOM), 7, limits);
-    verify(&rec).unwrap_or_else(|e| panic!("record does not verify: {e}\n{}", rec.to_json_pretty()));
+    verify(&rec)
+        .unwrap_or_else(|e| panic!("record does not verify: {e}\n{}", rec.to_json_pretty()));
     rec
 }
 
@@ -46,7 +49,11 @@ fn illegal_move_loses_as_illegal() {
     assert_black_lost(&rec, EndReason::Illegal, None);
     assert_eq!(rec.outcome.turn, 1);
     assert!(rec.plies.is_empty());
-    assert!(rec.outcome.detail.contains("not one orthogonal step"), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("not one orthogonal step"),
+        "{}",
+        rec.outcome.detail
+    );
 }
 
 #[test]
@@ -56,7 +63,11 @@ fn moving_the_opponents_piece_is_illegal() {
         &fast(),
     );
     assert_black_lost(&rec, EndReason::Illegal, None);
-    assert!(rec.outcome.detail.contains("no black piece"), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("no black piece"),
+        "{}",
+        rec.outcome.detail
+    );
 }
 
 #[test]
@@ -89,14 +100,21 @@ fn exception_loses_as_error_with_message_and_line() {
     assert_eq!(rec.outcome.turn, 3);
     assert_eq!(rec.plies.len(), 2);
     let d = &rec.outcome.detail;
-    assert!(d.contains("boom at turn 3") && d.contains("bot.js:3"), "{d}");
+    assert!(
+        d.contains("boom at turn 3") && d.contains("bot.js:3"),
+        "{d}"
+    );
 }
 
 #[test]
 fn throwing_a_non_error_is_an_error_too() {
     let rec = as_black("module.exports = function () { throw 'nope'; };", &fast());
     assert_black_lost(&rec, EndReason::Error, None);
-    assert!(rec.outcome.detail.contains("\"nope\""), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("\"nope\""),
+        "{}",
+        rec.outcome.detail
+    );
 }
 
 #[test]
@@ -127,7 +145,11 @@ fn exactly_one_hundred_points_is_fine_and_recorded() {
           return m;
         };"#;
     let rec = as_black(code, &fast());
-    let mine: Vec<_> = rec.plies.iter().filter(|p| p.side == Side::Black && p.mv.is_some()).collect();
+    let mine: Vec<_> = rec
+        .plies
+        .iter()
+        .filter(|p| p.side == Side::Black && p.mv.is_some())
+        .collect();
     assert!(!mine.is_empty());
     assert!(mine.iter().all(|p| p.points_used == 100), "{:?}", mine);
     assert!(!rec.outcome.reason.is_fault(), "{:?}", rec.outcome);
@@ -147,7 +169,11 @@ fn endless_loop_times_out() {
     let rec = as_black(code, &limits);
     assert_black_lost(&rec, EndReason::Runtime, Some(RuntimeKind::Timeout));
     assert_eq!(rec.outcome.turn, 3);
-    assert!(rec.outcome.detail.contains("200 ms"), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("200 ms"),
+        "{}",
+        rec.outcome.detail
+    );
 }
 
 #[test]
@@ -167,10 +193,15 @@ fn memory_bomb_loses_as_memory() {
 
 #[test]
 fn deep_recursion_is_an_error_not_a_crash() {
-    let code = "function f(n) { return f(n + 1) + 1; }\nmodule.exports = function () { return f(0); };";
+    let code =
+        "function f(n) { return f(n + 1) + 1; }\nmodule.exports = function () { return f(0); };";
     let rec = as_black(code, &fast());
     assert_black_lost(&rec, EndReason::Error, None);
-    assert!(rec.outcome.detail.contains("stack"), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("stack"),
+        "{}",
+        rec.outcome.detail
+    );
 }
 
 #[test]
@@ -185,6 +216,9 @@ fn no_host_capabilities_and_no_clock_or_free_randomness() {
         let threw = false;
         try { require('fs'); } catch (e) { threw = e instanceof ReferenceError; }
         if (!threw) throw new Error('require did not throw a ReferenceError');
+        let blocked = true;
+        try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); } catch (e) { blocked = false; }
+        if (blocked) throw new Error('Atomics.wait returned');
         const t0 = Date.now();
         let spin = 0; for (let i = 0; i < 200000; i++) spin += i;
         if (Date.now() !== t0 || new Date().getTime() !== t0) throw new Error('the clock moves');
@@ -196,7 +230,11 @@ fn no_host_capabilities_and_no_clock_or_free_randomness() {
           return game.legalMoves[Math.floor(game.random() * game.legalMoves.length)];
         };"#;
     let rec = as_black(code, &fast());
-    assert!(!rec.outcome.reason.is_fault() || rec.outcome.winner == Some(Side::Black), "{:?}", rec.outcome);
+    assert!(
+        !rec.outcome.reason.is_fault() || rec.outcome.winner == Some(Side::Black),
+        "{:?}",
+        rec.outcome
+    );
 }
 
 #[test]
@@ -251,7 +289,11 @@ fn arguments_have_the_guides_shapes() {
         for (b, r) in [(code, RANDOM), (RANDOM, code)] {
             let rec = play_match(&bot("b", b), &bot("r", r), seed, &fast());
             verify(&rec).unwrap();
-            assert!(!rec.outcome.reason.is_fault(), "seed {seed}: {:?}", rec.outcome);
+            assert!(
+                !rec.outcome.reason.is_fault(),
+                "seed {seed}: {:?}",
+                rec.outcome
+            );
             assert!(rec.plies.len() > 10);
         }
     }
@@ -338,7 +380,11 @@ fn game_random_is_deterministic_per_seed_side_and_turn() {
             serde_json::to_string(&r.plies).unwrap()
         })
         .collect();
-    assert!(distinct.len() >= 5, "only {} distinct games of 6 seeds", distinct.len());
+    assert!(
+        distinct.len() >= 5,
+        "only {} distinct games of 6 seeds",
+        distinct.len()
+    );
     // Same seed, same turn, other side: different draws (both bots log their first draw).
     let probe = r#"
         module.exports = function (me, opponent, game) {
@@ -353,7 +399,11 @@ fn game_random_is_deterministic_per_seed_side_and_turn() {
     let r3 = play_match(&bot("p", probe), &bot("p", RANDOM), 6, &fast());
     assert_eq!(r1.outcome.detail, r2.outcome.detail);
     assert_ne!(r1.outcome.detail, r3.outcome.detail);
-    assert!(r1.outcome.detail.contains("black:0."), "{}", r1.outcome.detail);
+    assert!(
+        r1.outcome.detail.contains("black:0."),
+        "{}",
+        r1.outcome.detail
+    );
 }
 
 #[test]
@@ -366,8 +416,15 @@ fn check_code_names_the_problem() {
     assert_eq!(check_code(RANDOM, &l), Ok(()));
     assert_eq!(check_code(SEARCH, &l), Ok(()));
     assert_eq!(check_code("exports.onTurn = function () {};", &l), Ok(()));
-    match check_code("let a = 1;\nlet b = 2;\nlet c = );\nmodule.exports = function () {};\n", &l) {
-        Err(LoadError::Syntax { line: Some(3), message, .. }) => assert!(!message.is_empty()),
+    match check_code(
+        "let a = 1;\nlet b = 2;\nlet c = );\nmodule.exports = function () {};\n",
+        &l,
+    ) {
+        Err(LoadError::Syntax {
+            line: Some(3),
+            message,
+            ..
+        }) => assert!(!message.is_empty()),
         other => panic!("syntax: {other:?}"),
     }
     let e = check_code("module.exports = 5;", &l).unwrap_err();
@@ -380,37 +437,76 @@ fn check_code_names_the_problem() {
         Err(LoadError::Timeout { ms: 300 })
     );
     assert_eq!(
-        check_code("const a = []; for (;;) a.push('x'.repeat(1000) + a.length);", &l),
-        Err(LoadError::Memory { limit_bytes: 16 << 20 })
+        check_code(
+            "const a = []; for (;;) a.push('x'.repeat(1000) + a.length);",
+            &l
+        ),
+        Err(LoadError::Memory {
+            limit_bytes: 16 << 20
+        })
     );
     match check_code("module.exports = function () {};\nnull.x;", &l) {
-        Err(LoadError::Threw { message }) => assert!(message.contains("TypeError") && message.contains("bot.js:2"), "{message}"),
+        Err(LoadError::Threw { message }) => assert!(
+            message.contains("TypeError") && message.contains("bot.js:2"),
+            "{message}"
+        ),
         other => panic!("threw: {other:?}"),
     }
-    assert!(matches!(check_code("a\0b", &l), Err(LoadError::NulByte { offset: 1 })));
+    assert!(matches!(
+        check_code("a\0b", &l),
+        Err(LoadError::NulByte { offset: 1 })
+    ));
 }
 
 #[test]
 fn load_failures_lose_at_the_bots_first_turn() {
     // Red fails to load: black has moved once, red loses at turn 2.
-    let rec = play_match(&bot("ok", RANDOM), &bot("broken", "module.exports = ;"), 1, &fast());
+    let rec = play_match(
+        &bot("ok", RANDOM),
+        &bot("broken", "module.exports = ;"),
+        1,
+        &fast(),
+    );
     verify(&rec).unwrap();
-    assert_eq!((rec.outcome.winner, rec.outcome.reason, rec.outcome.turn), (Some(Side::Black), EndReason::Error, 2));
-    assert!(rec.outcome.detail.contains("syntax error"), "{}", rec.outcome.detail);
-    let limits = Limits { load_ms: 200, ..Limits::default() };
+    assert_eq!(
+        (rec.outcome.winner, rec.outcome.reason, rec.outcome.turn),
+        (Some(Side::Black), EndReason::Error, 2)
+    );
+    assert!(
+        rec.outcome.detail.contains("syntax error"),
+        "{}",
+        rec.outcome.detail
+    );
+    let limits = Limits {
+        load_ms: 200,
+        ..Limits::default()
+    };
     let rec = play_match(&bot("spin", "for(;;){}"), &bot("ok", RANDOM), 1, &limits);
     verify(&rec).unwrap();
-    assert_eq!((rec.outcome.winner, rec.outcome.runtime, rec.outcome.turn), (Some(Side::Red), Some(RuntimeKind::Timeout), 1));
+    assert_eq!(
+        (rec.outcome.winner, rec.outcome.runtime, rec.outcome.turn),
+        (Some(Side::Red), Some(RuntimeKind::Timeout), 1)
+    );
 }
 
 #[test]
 fn a_program_that_is_not_utf8_loses_as_error() {
-    let bad = Entrant::from_bytes("latin1", b"module.exports = function () { return '\xe9'; };".to_vec());
+    let bad = Entrant::from_bytes(
+        "latin1",
+        b"module.exports = function () { return '\xe9'; };".to_vec(),
+    );
     let good = Entrant::from_source(&bot("random", RANDOM));
     let rec = play_entrants(&good, &bad, 9, &fast());
     verify(&rec).unwrap();
-    assert_eq!((rec.outcome.winner, rec.outcome.reason), (Some(Side::Black), EndReason::Error));
-    assert!(rec.outcome.detail.contains("UTF-8"), "{}", rec.outcome.detail);
+    assert_eq!(
+        (rec.outcome.winner, rec.outcome.reason),
+        (Some(Side::Black), EndReason::Error)
+    );
+    assert!(
+        rec.outcome.detail.contains("UTF-8"),
+        "{}",
+        rec.outcome.detail
+    );
     assert_eq!(rec.red.code_sha256.len(), 64);
 }
 
@@ -434,7 +530,10 @@ fn training_bots_play_full_verified_matches_both_colours() {
                     assert_eq!(back, rec);
                     assert!(rec.plies.iter().all(|p| p.points_used <= 100));
                     if *b.0 == "search" {
-                        assert!(rec.plies.iter().any(|p| p.side == Side::Black && p.points_used > 50));
+                        assert!(rec
+                            .plies
+                            .iter()
+                            .any(|p| p.side == Side::Black && p.points_used > 50));
                     }
                 }
             }

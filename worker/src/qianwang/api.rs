@@ -181,9 +181,9 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Res
                         return Err(type_error(
                             &ctx,
                             &format!(
-                                "Rules.judge: noCaptureMoves must be a non-negative integer, got {}",
-                                super::convert::describe(&ncm_v)
-                            ),
+                            "Rules.judge: noCaptureMoves must be a non-negative integer, got {}",
+                            super::convert::describe(&ncm_v)
+                        ),
                         ))
                     }
                 }

@@ -71,10 +71,12 @@ impl JsBot {
         )>(&rt)
         .map_err(engine)?;
         shared.rng.set(random_seed(seed, side, 0));
-        shared.deadline.set(Some(Instant::now() + Duration::from_millis(limits.load_ms)));
+        shared
+            .deadline
+            .set(Some(Instant::now() + Duration::from_millis(limits.load_ms)));
         let loaded = ctx.with(|ctx| -> Result<_, LoadError> {
-            let random = api::install(&ctx, &shared)
-                .map_err(|e| load_error(&ctx, &shared, limits, e))?;
+            let random =
+                api::install(&ctx, &shared).map_err(|e| load_error(&ctx, &shared, limits, e))?;
             let mut opts = EvalOptions::default();
             opts.global = true;
             opts.strict = false;
@@ -250,9 +252,7 @@ fn turn_fault(ctx: &Ctx<'_>, sh: &Shared, limit_ms: u128, e: rquickjs::Error) ->
 /// A failed load as a [`LoadError`].
 fn load_error(ctx: &Ctx<'_>, sh: &Shared, limits: &Limits, e: rquickjs::Error) -> LoadError {
     if sh.interrupted.get() {
-        return LoadError::Timeout {
-            ms: limits.load_ms,
-        };
+        return LoadError::Timeout { ms: limits.load_ms };
     }
     if sh.exhausted.get() {
         return LoadError::Threw {
@@ -324,7 +324,10 @@ fn describe_thrown(ctx: &Ctx<'_>, sh: &Shared, v: Value<'_>) -> Thrown {
         Thrown::Value("an exception that could not be read".into())
     } else {
         let text = match v.as_string() {
-            Some(s) => format!("the string {:?}", truncate(&s.to_string().unwrap_or_default(), 300)),
+            Some(s) => format!(
+                "the string {:?}",
+                truncate(&s.to_string().unwrap_or_default(), 300)
+            ),
             None => convert::describe(&v),
         };
         Thrown::Value(text)

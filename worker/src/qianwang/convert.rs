@@ -51,8 +51,9 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
 
 /// A side from `'black'` / `'red'`.
 pub(crate) fn side_from_js(v: &Value<'_>, what: &str) -> Result<Side, Shape> {
-    let s = v.as_string().and_then(|s| s.to_string().ok());
-    match s.as_deref() {
+    // `to_cstring` borrows an ASCII string's bytes without copying (this runs 16 times per board).
+    let s = v.as_string().and_then(|s| s.clone().to_cstring().ok());
+    match s.as_ref().map(|c| c.as_str()) {
         Some("black") => Ok(Side::Black),
         Some("red") => Ok(Side::Red),
         _ => Err(Shape::new(format!(
@@ -100,7 +101,10 @@ pub(crate) fn board_from_js(v: &Value<'_>, what: &str) -> Result<Board, Shape> {
             *cell = if c.is_null() || c.is_undefined() {
                 None
             } else {
-                Some(side_from_js(&c, &format!("{what}[{x}][{y}] (null, 'black' or 'red')"))?)
+                Some(side_from_js(
+                    &c,
+                    &format!("{what}[{x}][{y}] (null, 'black' or 'red')"),
+                )?)
             };
         }
     }
@@ -110,13 +114,19 @@ pub(crate) fn board_from_js(v: &Value<'_>, what: &str) -> Result<Board, Shape> {
 /// The JS board: an array of 4 columns, `board[x][y]`.
 pub(crate) fn board_to_js<'js>(ctx: &Ctx<'js>, board: &Board) -> rquickjs::Result<Array<'js>> {
     let cols = Array::new(ctx.clone())?;
+    // One JS string per side, shared by every cell (not one per cell).
+    let black = rquickjs::String::from_str(ctx.clone(), Side::Black.as_str())?.into_value();
+    let red = rquickjs::String::from_str(ctx.clone(), Side::Red.as_str())?.into_value();
+    let null = Value::new_null(ctx.clone());
     for (x, column) in board.cells().iter().enumerate() {
         let col = Array::new(ctx.clone())?;
         for (y, cell) in column.iter().enumerate() {
-            match cell {
-                None => col.set(y, Value::new_null(ctx.clone()))?,
-                Some(s) => col.set(y, s.as_str())?,
-            }
+            let v = match cell {
+                None => null.clone(),
+                Some(Side::Black) => black.clone(),
+                Some(Side::Red) => red.clone(),
+            };
+            col.set(y, v)?;
         }
         cols.set(x, col)?;
     }

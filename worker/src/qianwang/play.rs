@@ -112,7 +112,11 @@ fn run(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecor
         None => {
             // Only reachable if the engine refused its own pass (logged above).
             let fault = Fault::Error;
-            forfeit(&mut game, fault, "the referee could not continue".to_string());
+            forfeit(
+                &mut game,
+                fault,
+                "the referee could not continue".to_string(),
+            );
             game.outcome().unwrap_or(qw::Outcome {
                 winner: None,
                 reason: qw::EndReason::Error,
