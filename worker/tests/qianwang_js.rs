@@ -107,6 +107,26 @@ fn exception_loses_as_error_with_message_and_line() {
 }
 
 #[test]
+fn a_getter_on_the_returned_move_that_throws_is_an_error() {
+    let code = "module.exports = function (me, o, game) {\n  return { get from() { throw new Error('sneaky'); }, to: [1, 1] };\n};";
+    let rec = as_black(code, &fast());
+    assert_black_lost(&rec, EndReason::Error, None);
+    assert!(
+        rec.outcome.detail.contains("sneaky"),
+        "{}",
+        rec.outcome.detail
+    );
+    let limits = Limits {
+        move_ms: 200,
+        ..Limits::default()
+    };
+    let code =
+        "module.exports = function () { return { get from() { for (;;) {} }, to: [1, 1] }; };";
+    let rec = as_black(code, &limits);
+    assert_black_lost(&rec, EndReason::Runtime, Some(RuntimeKind::Timeout));
+}
+
+#[test]
 fn throwing_a_non_error_is_an_error_too() {
     let rec = as_black("module.exports = function () { throw 'nope'; };", &fast());
     assert_black_lost(&rec, EndReason::Error, None);
@@ -432,6 +452,13 @@ fn check_code_names_the_problem() {
     assert!(e.to_string().contains("the number 5"), "{e}");
     let e = check_code("function onTurn() {}", &l).unwrap_err();
     assert!(matches!(e, LoadError::NoOnTurn { .. }), "{e:?}");
+    assert!(e.to_string().contains("declared but not exported"), "{e}");
+    assert_eq!(
+        check_code("let module = { exports: function () {} };", &l),
+        Ok(())
+    );
+    let e = check_code("module = null;", &l).unwrap_err();
+    assert!(e.to_string().contains("`module` is null"), "{e}");
     assert_eq!(
         check_code("while (true) {}\nmodule.exports = function () {};", &l),
         Err(LoadError::Timeout { ms: 300 })

@@ -16,6 +16,8 @@ use super::api::{self, random_seed, Shared};
 use super::convert::{self, truncate};
 use super::{Limits, LoadError};
 
+/// The smallest memory limit applied (a smaller or zero `Limits::memory_bytes` means this).
+const MIN_MEMORY_BYTES: usize = 1024 * 1024;
 /// The most JS stack a bot may use (below the match thread's own stack).
 const JS_STACK_BYTES: usize = 1024 * 1024;
 /// How long describing a thrown value (which may run the bot's getters) may take.
@@ -53,7 +55,8 @@ impl JsBot {
             return Err(LoadError::NulByte { offset });
         }
         let rt = Runtime::new().map_err(engine)?;
-        rt.set_memory_limit(limits.memory_bytes);
+        // QuickJS reads 0 as "no limit": never pass it.
+        rt.set_memory_limit(limits.memory_bytes.max(MIN_MEMORY_BYTES));
         rt.set_max_stack_size(JS_STACK_BYTES);
         let shared = Rc::new(Shared::new());
         let s = shared.clone();
@@ -135,7 +138,11 @@ impl JsBot {
                 .call(args)
                 .map_err(|e| turn_fault(&ctx, sh, limit_ms, e))?;
             let parsed = convert::move_from_js(&value, "onTurn's return value");
-            if sh.exhausted.get() || sh.interrupted.get() {
+            // A getter on the returned object may have thrown, looped or spent points.
+            if sh.exhausted.get()
+                || sh.interrupted.get()
+                || (parsed.is_err() && ctx.has_exception())
+            {
                 return Err(turn_fault(&ctx, sh, limit_ms, rquickjs::Error::Exception));
             }
             parsed.map_err(|e| TurnFault {
@@ -189,16 +196,21 @@ fn arguments<'js>(
 }
 
 /// `module.exports` if it is a function, else `module.exports.onTurn`. `Err(Ok(found))` says
-/// what was there instead; `Err(Err(e))` is an exception while looking.
+/// what was there instead; `Err(Err(e))` is an exception while looking. Read by evaluating
+/// `module` in the global scope, so a top-level `let module = ...` of the bot is the one used.
 fn find_on_turn<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, Result<String, rquickjs::Error>> {
-    let module: Value = ctx.globals().get("module").map_err(Err)?;
-    let Some(module) = module.as_object() else {
-        return Err(Ok(format!(
-            "the global `module` was replaced by {}",
-            convert::describe(&module)
-        )));
+    let module: Value = ctx
+        .eval("typeof module === 'undefined' ? undefined : module")
+        .map_err(Err)?;
+    let exports: Value = match module.as_object() {
+        Some(m) => m.get("exports").map_err(Err)?,
+        None => {
+            return Err(Ok(format!(
+                "`module` is {}, not an object with exports",
+                convert::describe(&module)
+            )))
+        }
     };
-    let exports: Value = module.get("exports").map_err(Err)?;
     if let Some(f) = exports.as_function() {
         return Ok(f.clone());
     }
@@ -214,8 +226,14 @@ fn find_on_turn<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, Result<String, rqu
             )));
         }
     }
+    let declared: bool = ctx.eval("typeof onTurn === 'function'").map_err(Err)?;
+    let hint = if declared {
+        " (a function onTurn is declared but not exported)"
+    } else {
+        ""
+    };
     Err(Ok(format!(
-        "module.exports is {} with no onTurn function",
+        "module.exports is {} with no onTurn function{hint}",
         convert::describe(&exports)
     )))
 }

@@ -75,7 +75,7 @@ impl BotSource {
 pub struct Limits {
     /// Wall clock for one `onTurn` call, in milliseconds.
     pub move_ms: u64,
-    /// The bot's whole JS heap, in bytes.
+    /// The bot's whole JS heap, in bytes (at least 1 MiB is applied; 0 never means unlimited).
     pub memory_bytes: usize,
     /// Wall clock for running the code once at load, in milliseconds.
     pub load_ms: u64,
