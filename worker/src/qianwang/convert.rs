@@ -51,16 +51,25 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
 
 /// A side from `'black'` / `'red'`.
 pub(crate) fn side_from_js(v: &Value<'_>, what: &str) -> Result<Side, Shape> {
-    // `to_cstring` borrows an ASCII string's bytes without copying (this runs 16 times per board).
-    let s = v.as_string().and_then(|s| s.clone().to_cstring().ok());
-    match s.as_ref().map(|c| c.as_str()) {
-        Some("black") => Ok(Side::Black),
-        Some("red") => Ok(Side::Red),
-        _ => Err(Shape::new(format!(
-            "{what} must be 'black' or 'red', got {}",
-            describe(v)
-        ))),
+    side_of(v).ok_or_else(|| side_error(v, what))
+}
+
+/// `Some(side)` for `'black'` / `'red'`. `to_cstring` borrows an ASCII string's bytes without
+/// copying (this runs 16 times per board).
+fn side_of(v: &Value<'_>) -> Option<Side> {
+    let s = v.as_string()?.clone().to_cstring().ok()?;
+    match s.as_str() {
+        "black" => Some(Side::Black),
+        "red" => Some(Side::Red),
+        _ => None,
     }
+}
+
+fn side_error(v: &Value<'_>, what: &str) -> Shape {
+    Shape::new(format!(
+        "{what} must be 'black' or 'red', got {}",
+        describe(v)
+    ))
 }
 
 /// A board from a JS `board[x][y]` array of 4 columns of 4 cells.
@@ -101,10 +110,15 @@ pub(crate) fn board_from_js(v: &Value<'_>, what: &str) -> Result<Board, Shape> {
             *cell = if c.is_null() || c.is_undefined() {
                 None
             } else {
-                Some(side_from_js(
-                    &c,
-                    &format!("{what}[{x}][{y}] (null, 'black' or 'red')"),
-                )?)
+                match side_of(&c) {
+                    Some(side) => Some(side),
+                    None => {
+                        return Err(side_error(
+                            &c,
+                            &format!("{what}[{x}][{y}] (null, 'black' or 'red')"),
+                        ))
+                    }
+                }
             };
         }
     }
@@ -135,34 +149,26 @@ pub(crate) fn board_to_js<'js>(ctx: &Ctx<'js>, board: &Board) -> rquickjs::Resul
 
 /// A point `[x, y]` of small integers. Integers off the board are kept (as 255 when they do not
 /// fit) so the rules can call them off-board; anything else is a shape error.
-fn point_from_js(v: &Value<'_>, what: &str) -> Result<[u8; 2], Shape> {
-    let arr = v.as_array().ok_or_else(|| {
-        Shape::new(format!(
-            "{what} must be an array [x, y], got {}",
-            describe(v)
-        ))
-    })?;
+fn point_from_js(v: &Value<'_>, owner: &str, field: &str) -> Result<[u8; 2], Shape> {
+    // Messages are only formatted on error: this runs twice per Rules.apply.
+    let bad = |why: String| Shape::new(format!("{owner}.{field}{why}"));
+    let arr = v
+        .as_array()
+        .ok_or_else(|| bad(format!(" must be an array [x, y], got {}", describe(v))))?;
     if arr.len() != 2 {
-        return Err(Shape::new(format!(
-            "{what} must be an array [x, y] of length 2, it has length {}",
+        return Err(bad(format!(
+            " must be an array [x, y] of length 2, it has length {}",
             arr.len()
         )));
     }
     let mut p = [0u8; 2];
     for (i, slot) in p.iter_mut().enumerate() {
-        let c: Value = arr
-            .get(i)
-            .map_err(|e| Shape::new(format!("{what}[{i}]: {e}")))?;
-        let n = c.as_number().ok_or_else(|| {
-            Shape::new(format!(
-                "{what}[{i}] must be an integer, got {}",
-                describe(&c)
-            ))
-        })?;
+        let c: Value = arr.get(i).map_err(|e| bad(format!("[{i}]: {e}")))?;
+        let n = c
+            .as_number()
+            .ok_or_else(|| bad(format!("[{i}] must be an integer, got {}", describe(&c))))?;
         if n.fract() != 0.0 || !n.is_finite() {
-            return Err(Shape::new(format!(
-                "{what}[{i}] must be an integer, got {n}"
-            )));
+            return Err(bad(format!("[{i}] must be an integer, got {n}")));
         }
         *slot = if (0.0..=254.0).contains(&n) {
             n as u8
@@ -191,8 +197,8 @@ pub(crate) fn move_from_js(v: &Value<'_>, what: &str) -> Result<Move, Shape> {
         .get("to")
         .map_err(|e| Shape::new(format!("{what}.to: {e}")))?;
     Ok(Move {
-        from: point_from_js(&from, &format!("{what}.from"))?,
-        to: point_from_js(&to, &format!("{what}.to"))?,
+        from: point_from_js(&from, what, "from")?,
+        to: point_from_js(&to, what, "to")?,
     })
 }
 
