@@ -5,6 +5,7 @@ pub mod botprep;
 pub mod cluster;
 pub mod cmd;
 pub mod fsio;
+pub mod ladder;
 pub mod logging;
 pub mod metrics;
 pub mod progress;

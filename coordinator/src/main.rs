@@ -42,6 +42,8 @@ enum Command {
     /// Run proboj games (a server program + player programs, KSP's proboj protocol) like the
     /// proboj runner: same config.json/games.json, same game folders, plus summary.md.
     Proboj(cmd::proboj::ProbojArgs),
+    /// The 钳王 (qianwang) ladder: `serve` the HTTP API and pages, `admin` players and keys.
+    Ladder(cmd::ladder::LadderArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Manifest(a) => cmd::manifest::run(a),
         Command::Worker(a) => cmd::worker::run(a),
         Command::Proboj(a) => cmd::proboj::run(a),
+        Command::Ladder(a) => cmd::ladder::run(a),
     };
     match outcome {
         Ok(code) => code,

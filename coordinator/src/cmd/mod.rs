@@ -1,6 +1,7 @@
 //! One module per `farm` subcommand: argument definitions (clap) and the command's effects.
 
 pub mod inspect;
+pub mod ladder;
 pub mod manifest;
 pub mod play;
 pub mod proboj;

@@ -1,0 +1,230 @@
+//! `farm ladder`: the 钳王 ladder service (`serve`) and its admin CLI (`admin`: create players and
+//! keys, list, rotate keys, verify emails by hand, set RP), both on the same --data/--database.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+
+use crate::ladder::db::Db;
+use crate::ladder::limits::Rate;
+use crate::ladder::service::{new_key, tier_json};
+use crate::ladder::{database_url, serve, ServeConfig};
+
+#[derive(Args, Debug)]
+pub struct LadderArgs {
+    #[command(subcommand)]
+    pub command: LadderCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LadderCommand {
+    /// Serve the ladder's HTTP API and pages (matches run as farm jobs on an embedded farm).
+    Serve(ServeArgs),
+    /// Manage players: create-player, list, rotate-key, verify-email, set-rp.
+    Admin(AdminArgs),
+}
+
+/// Where the ladder keeps its state.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// Folder for the SQLite database, code files, mail outbox and caches.
+    #[arg(
+        long,
+        env = "FARM_LADDER_DATA",
+        value_name = "DIR",
+        default_value = "ladder-data"
+    )]
+    pub data: PathBuf,
+    /// PostgreSQL instead of SQLite: postgres://user@host:5432/db (or a sqlite:// URL).
+    #[arg(
+        long,
+        env = "FARM_LADDER_DATABASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub database: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Address to listen on (port 0: any free port; the chosen address is printed).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Embedded farm workers (games played at once; default: number of cores).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Folder of the training bots (*.js) the smoke test plays against.
+    #[arg(long, value_name = "DIR", default_value = "bots/qianwang")]
+    pub training_bots: PathBuf,
+    /// Challenges per bot key: COUNT/SECONDS.
+    #[arg(long, value_name = "N/SECS", default_value = "30/60")]
+    pub rate_challenge: Rate,
+    /// Code submissions and reverts per bot key: COUNT/SECONDS.
+    #[arg(long, value_name = "N/SECS", default_value = "10/60")]
+    pub rate_submit: Rate,
+    /// Email requests per key, token confirmations and bad keys per IP: COUNT/SECONDS.
+    #[arg(long, value_name = "N/SECS", default_value = "20/60")]
+    pub rate_auth: Rate,
+    /// Largest accepted code in bytes (larger: 413).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
+    pub max_code_bytes: usize,
+    /// Give up on a game's farm job after this many seconds (answered 503).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub job_timeout: u64,
+    /// Cores bots may use at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct AdminArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminCommand {
+    /// Create a player (bot) and print its key.
+    CreatePlayer {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        email: String,
+        /// Mark the email verified right away.
+        #[arg(long)]
+        verified: bool,
+    },
+    /// List players: botId, name, email, verified, RP, tier, current version.
+    List,
+    /// Give a player a new key (the old one stops working) and print it.
+    RotateKey {
+        #[arg(long)]
+        name: String,
+    },
+    /// Mark a player's email verified by hand.
+    VerifyEmail {
+        #[arg(long)]
+        name: String,
+    },
+    /// Set a player's RP (operators and tests).
+    SetRp {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        rp: u32,
+    },
+}
+
+pub fn run(args: LadderArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .worker_threads(2)
+        .build()
+        .context("starting the async runtime")?;
+    match args.command {
+        LadderCommand::Serve(a) => {
+            let workers = a.workers.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+            if workers == 0 {
+                anyhow::bail!("--workers must be positive");
+            }
+            let cfg = ServeConfig {
+                data: a.store.data,
+                database: a.store.database,
+                listen: a.listen,
+                workers,
+                training: a.training_bots,
+                challenge_rate: a.rate_challenge,
+                submit_rate: a.rate_submit,
+                auth_rate: a.rate_auth,
+                max_code_bytes: a.max_code_bytes,
+                job_timeout: Duration::from_secs(a.job_timeout.max(1)),
+                cores: a.cores,
+            };
+            runtime.block_on(serve(cfg))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        LadderCommand::Admin(a) => runtime.block_on(admin(a)),
+    }
+}
+
+async fn admin(a: AdminArgs) -> Result<ExitCode> {
+    let url = database_url(&a.store.data, a.store.database.as_deref())?;
+    let db = Db::open(&url).await?;
+    let by_name = |name: String| {
+        let db = db.clone();
+        async move {
+            db.player_by_name(&name)
+                .await?
+                .with_context(|| format!("no player named {name:?} (see `farm ladder admin list`)"))
+        }
+    };
+    match a.command {
+        AdminCommand::CreatePlayer {
+            name,
+            email,
+            verified,
+        } => {
+            let name = name.trim().to_string();
+            if name.is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
+                anyhow::bail!("--name {name:?}: 1 to 64 printable characters");
+            }
+            if db.player_by_name(&name).await?.is_some() {
+                anyhow::bail!("a player named {name:?} already exists");
+            }
+            let (key, hash) = new_key();
+            let id = db.create_player(&name, email.trim(), &hash).await?;
+            if verified {
+                db.set_email_verified(id, email.trim()).await?;
+            }
+            println!("botId: {id}");
+            println!("key: {key}");
+        }
+        AdminCommand::List => {
+            println!("botId\tname\temail\tverified\trp\ttier\tversion");
+            for p in db.players().await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    p.id,
+                    p.name,
+                    p.email,
+                    if p.email_verified { "yes" } else { "no" },
+                    p.rp,
+                    tier_json(p.rp)["name"].as_str().unwrap_or(""),
+                    p.current_version
+                        .map(|v| v.to_string())
+                        .unwrap_or("-".into()),
+                );
+            }
+        }
+        AdminCommand::RotateKey { name } => {
+            let p = by_name(name).await?;
+            let (key, hash) = new_key();
+            db.set_key_hash(p.id, &hash).await?;
+            println!("botId: {}", p.id);
+            println!("key: {key}");
+        }
+        AdminCommand::VerifyEmail { name } => {
+            let p = by_name(name).await?;
+            db.set_email_verified(p.id, &p.email).await?;
+            println!("verified {} for bot {} ({})", p.email, p.id, p.name);
+        }
+        AdminCommand::SetRp { name, rp } => {
+            let p = by_name(name).await?;
+            db.set_rp(p.id, rp as i64).await?;
+            println!("bot {} ({}): rp {} -> {rp}", p.id, p.name, p.rp);
+        }
+    }
+    db.pool.close().await;
+    Ok(ExitCode::SUCCESS)
+}

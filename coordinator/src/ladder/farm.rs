@@ -1,0 +1,268 @@
+//! The ladder's farm: every ladder game (smoke test or challenge) is a farm job on an embedded
+//! transport, driven by one dispatcher task that numbers jobs and hands each report back to the
+//! request waiting for it. Code lives content-addressed in `<data>/code/<sha256>.js`, served to
+//! workers by [`CodeFolder`]. The only calls into the JS engine (`worker::qianwang`) are here.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use games::qianwang::MatchRecord;
+use sha2::{Digest, Sha256};
+use shared::msg::{Job, JobExtra, JobFailure, JobReport, ProgramRef, SeatSpec};
+use tokio::sync::{mpsc, oneshot};
+use worker::job::Artifacts;
+
+use crate::transport::embedded::Embedded;
+use crate::transport::Transport;
+
+/// sha256 (lowercase hex) of `code`.
+pub fn sha256_hex(code: &str) -> String {
+    hex::encode(Sha256::digest(code.as_bytes()))
+}
+
+/// Why code was refused before any game (from the engine's load check).
+pub fn check_code(code: &str) -> Result<(), String> {
+    worker::qianwang::check_code(code, &worker::qianwang::Limits::default())
+        .map_err(|e| e.to_string())
+}
+
+/// Programs by hash in one folder: `<dir>/<sha256>.js`, re-hashed before use.
+pub struct CodeFolder {
+    dir: PathBuf,
+}
+
+impl CodeFolder {
+    pub fn new(dir: PathBuf) -> Result<CodeFolder> {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating the code folder {}", dir.display()))?;
+        Ok(CodeFolder { dir })
+    }
+
+    pub fn path(&self, sha256: &str) -> PathBuf {
+        self.dir.join(format!("{sha256}.js"))
+    }
+
+    /// Writes `code` under its hash (atomically; nothing to do when it is already there).
+    pub fn put(&self, code: &str) -> Result<String> {
+        let sha = sha256_hex(code);
+        let path = self.path(&sha);
+        if !path.exists() {
+            let tmp = self.dir.join(format!(".{sha}.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, code).with_context(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(sha)
+    }
+
+    pub fn program(&self, sha256: &str) -> ProgramRef {
+        ProgramRef::for_file(sha256, &self.path(sha256))
+    }
+}
+
+impl Artifacts for CodeFolder {
+    fn path_for(&self, program: &ProgramRef) -> Result<PathBuf, JobFailure> {
+        let ok = program.sha256.len() == 64
+            && program
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !ok {
+            return Err(JobFailure::Artifact(format!(
+                "{:?} is not a sha256",
+                program.sha256
+            )));
+        }
+        let path = self.path(&program.sha256);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| JobFailure::Artifact(format!("reading {}: {e}", path.display())))?;
+        let got = hex::encode(Sha256::digest(&bytes));
+        if got != program.sha256 {
+            return Err(JobFailure::Artifact(format!(
+                "{} hashes to {got}, not {}",
+                path.display(),
+                program.sha256
+            )));
+        }
+        Ok(path)
+    }
+}
+
+/// A training bot (smoke-test opponent).
+#[derive(Debug, Clone)]
+pub struct TrainingBot {
+    pub name: String,
+    pub sha256: String,
+}
+
+/// Loads every `*.js` in `dir` (sorted by name) into the code folder.
+pub fn load_training(dir: &Path, code: &CodeFolder) -> Result<Vec<TrainingBot>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the training bots folder {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "js"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        anyhow::bail!("no training bots (*.js) in {}", dir.display());
+    }
+    files
+        .iter()
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let sha = code.put(&text)?;
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            Ok(TrainingBot { name, sha256: sha })
+        })
+        .collect()
+}
+
+/// One seat of a game to play: a display name and the code's hash.
+#[derive(Debug, Clone)]
+pub struct Seat {
+    pub name: String,
+    pub sha256: String,
+}
+
+type Waiter = oneshot::Sender<Result<MatchRecord, String>>;
+
+struct Request {
+    black: Seat,
+    red: Seat,
+    seed: u64,
+    reply: Waiter,
+}
+
+/// Handle to the dispatcher: plays games as farm jobs.
+#[derive(Clone)]
+pub struct Farm {
+    tx: mpsc::Sender<Request>,
+    code: Arc<CodeFolder>,
+    timeout: Duration,
+}
+
+impl Farm {
+    /// Starts `workers` embedded workers and the dispatcher task.
+    pub fn start(
+        workers: usize,
+        runner: worker::job::JobRunner,
+        code: Arc<CodeFolder>,
+        timeout: Duration,
+    ) -> Farm {
+        let queue = (workers * 4).max(8);
+        let transport = Embedded::start(workers, queue, Arc::new(runner), code.clone());
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(dispatch(transport, rx, queue));
+        Farm { tx, code, timeout }
+    }
+
+    pub fn code(&self) -> &CodeFolder {
+        &self.code
+    }
+
+    /// Plays one game as a farm job; Err is an infrastructure problem (never a bot's fault).
+    pub async fn play(&self, black: Seat, red: Seat, seed: u64) -> Result<MatchRecord, String> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Request {
+                black,
+                red,
+                seed,
+                reply,
+            })
+            .await
+            .map_err(|_| "the ladder's farm dispatcher has stopped".to_string())?;
+        match tokio::time::timeout(self.timeout, rx).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => Err("the farm dropped the job".into()),
+            Err(_) => Err(format!(
+                "no result from the farm within {} s",
+                self.timeout.as_secs()
+            )),
+        }
+    }
+}
+
+fn job(number: u64, req: &Request) -> Job {
+    let seat = |s: &Seat| SeatSpec {
+        name: s.name.clone(),
+        program: ProgramRef {
+            sha256: s.sha256.clone(),
+            file_name: format!("{}.js", s.sha256),
+        },
+    };
+    Job {
+        tournament: "ladder".into(),
+        number,
+        referee_version: games::qianwang::VERSION.into(),
+        manifest_digest: String::new(),
+        size: 2,
+        seed: req.seed,
+        seats: vec![seat(&req.black), seat(&req.red)],
+        extra: JobExtra::None,
+    }
+}
+
+fn decode(report: JobReport) -> Result<MatchRecord, String> {
+    let text = report.outcome.map_err(|e| e.to_string())?;
+    MatchRecord::from_json(&text).map_err(|e| format!("worker {}: {e}", report.worker))
+}
+
+/// Keeps at most `window` jobs in flight (so publishing never blocks the report side) and
+/// routes each report to its waiter by job number.
+async fn dispatch(mut transport: Embedded, mut rx: mpsc::Receiver<Request>, window: usize) {
+    let mut number = 0u64;
+    let mut waiting: HashMap<u64, Waiter> = HashMap::new();
+    let mut backlog: VecDeque<Request> = VecDeque::new();
+    let mut open = true;
+    loop {
+        while waiting.len() < window {
+            let Some(req) = backlog.pop_front() else {
+                break;
+            };
+            number += 1;
+            let j = job(number, &req);
+            if let Err(e) = transport.publish(j).await {
+                let _ = req
+                    .reply
+                    .send(Err(format!("publishing a ladder job: {e:#}")));
+                continue;
+            }
+            waiting.insert(number, req.reply);
+        }
+        if !open && waiting.is_empty() && backlog.is_empty() {
+            break;
+        }
+        tokio::select! {
+            req = rx.recv(), if open => match req {
+                Some(r) => backlog.push_back(r),
+                None => open = false,
+            },
+            d = transport.next(), if !waiting.is_empty() => match d {
+                Ok(Some(d)) => {
+                    let _ = transport.ack(d.tag).await;
+                    if let Some(w) = waiting.remove(&d.report.number) {
+                        let _ = w.send(decode(d.report));
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    tracing::error!("the ladder's embedded workers stopped");
+                    for (_, w) in waiting.drain() {
+                        let _ = w.send(Err("the ladder's workers stopped".into()));
+                    }
+                    for r in backlog.drain(..) {
+                        let _ = r.reply.send(Err("the ladder's workers stopped".into()));
+                    }
+                    break;
+                }
+            },
+        }
+    }
+    let _ = transport.shutdown().await;
+}

@@ -1,0 +1,115 @@
+//! The 钳王 (qianwang) ladder platform (`farm ladder serve`): bots submitted as JavaScript over a
+//! Bearer-key HTTP API, smoke-tested and ranked by challenges whose games are farm jobs on an
+//! embedded farm; SQLite or PostgreSQL storage; public leaderboard and replay pages.
+
+pub mod api;
+pub mod db;
+pub mod error;
+pub mod farm;
+pub mod limits;
+pub mod mail;
+pub mod metrics;
+pub mod pages;
+pub mod service;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::botprep::{BotPrep, SandboxArgs};
+use limits::{Limiter, Rate};
+
+/// Everything `farm ladder serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub data: PathBuf,
+    pub database: Option<String>,
+    pub listen: String,
+    pub workers: usize,
+    pub training: PathBuf,
+    pub challenge_rate: Rate,
+    pub submit_rate: Rate,
+    pub auth_rate: Rate,
+    pub max_code_bytes: usize,
+    pub job_timeout: Duration,
+    pub cores: Option<usize>,
+}
+
+/// The database URL: `--database`, else SQLite in `<data>/ladder.db`.
+pub fn database_url(data: &Path, database: Option<&str>) -> Result<String> {
+    match database {
+        Some(url) => Ok(url.to_string()),
+        None => {
+            std::fs::create_dir_all(data)
+                .with_context(|| format!("creating the data folder {}", data.display()))?;
+            Ok(format!(
+                "sqlite://{}?mode=rwc",
+                data.join("ladder.db").display()
+            ))
+        }
+    }
+}
+
+/// Runs the ladder until SIGINT/SIGTERM. Prints `ladder listening on http://ADDR` once ready.
+pub async fn serve(cfg: ServeConfig) -> Result<()> {
+    let url = database_url(&cfg.data, cfg.database.as_deref())?;
+    let db = db::Db::open(&url).await?;
+    let code = Arc::new(farm::CodeFolder::new(cfg.data.join("code"))?);
+    let training = farm::load_training(&cfg.training, &code)?;
+    let prep = BotPrep::new(&SandboxArgs {
+        cache_dir: Some(cfg.data.join("cache")),
+        cores: cfg.cores,
+    })?;
+    let runner = prep.into_runner(format!("ladder-{}", std::process::id()));
+    let farm = farm::Farm::start(cfg.workers.max(1), runner, code, cfg.job_timeout);
+    let mailer = Arc::new(mail::OutboxMailer::new(cfg.data.join("outbox"))?);
+    let ladder = Arc::new(service::Ladder {
+        db,
+        farm,
+        training,
+        mailer,
+        challenge_limit: Limiter::new(cfg.challenge_rate),
+        submit_limit: Limiter::new(cfg.submit_rate),
+        auth_limit: Limiter::new(cfg.auth_rate),
+        max_code_bytes: cfg.max_code_bytes,
+        write_lock: tokio::sync::Mutex::new(()),
+    });
+    metrics::global();
+    let listener = tokio::net::TcpListener::bind(&cfg.listen)
+        .await
+        .with_context(|| format!("--listen {}", cfg.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(
+        %addr,
+        database = %db::redact(&url),
+        workers = cfg.workers,
+        training = ladder.training.len(),
+        "ladder up"
+    );
+    println!("ladder listening on http://{addr}");
+    let app = api::router(ladder).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("serving the ladder")?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    tracing::info!("ladder shutting down");
+}
