@@ -10,7 +10,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub error: &'static str,
     pub detail: String,
-    pub extra: Map<String, Value>,
+    /// More fields of the answer (boxed: errors travel in every `Result`).
+    pub extra: Option<Box<Map<String, Value>>>,
     pub retry_after: Option<u64>,
 }
 
@@ -20,7 +21,7 @@ impl ApiError {
             status,
             error,
             detail: detail.into(),
-            extra: Map::new(),
+            extra: None,
             retry_after: None,
         }
     }
@@ -58,7 +59,9 @@ impl ApiError {
     }
 
     pub fn with(mut self, key: &str, value: Value) -> ApiError {
-        self.extra.insert(key.to_string(), value);
+        self.extra
+            .get_or_insert_with(Default::default)
+            .insert(key.to_string(), value);
         self
     }
 }
@@ -74,7 +77,9 @@ impl IntoResponse for ApiError {
         let mut body = Map::new();
         body.insert("error".into(), json!(self.error));
         body.insert("detail".into(), json!(self.detail));
-        body.extend(self.extra);
+        if let Some(extra) = self.extra {
+            body.extend(*extra);
+        }
         let mut resp = (self.status, axum::Json(Value::Object(body))).into_response();
         if let Some(s) = self.retry_after {
             if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
