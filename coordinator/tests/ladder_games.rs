@@ -89,6 +89,22 @@ fn smoke_test(backend: Backend) {
         .unwrap()
         .contains("runtime (timeout)"));
 
+    // Malformed moves and unbounded allocation during a game: illegal, runtime (memory).
+    let cases = [
+        ("module.exports = function onTurn(m, o, g) { return g.turnNumber >= 3 ? {from: 'x', to: [9, 9]} : g.legalMoves[0]; };", "illegal", None),
+        ("module.exports = function onTurn(m, o, g) { if (g.turnNumber >= 3) { const a = []; for (;;) a.push(new Array(100000).fill(7)); } return g.legalMoves[0]; };", "runtime", Some("memory")),
+    ];
+    for (code, reason, subtype) in cases {
+        let a = l.submit(&key, code);
+        assert_eq!(a.status, 422, "{reason}: {}", a.text);
+        let f = &a.json["failures"][0];
+        assert_eq!(f["reason"], reason, "{f}");
+        if let Some(s) = subtype {
+            assert_eq!(f["subtype"], s, "{f}");
+        }
+        assert!(f["turn"].as_u64().unwrap() >= 3, "{f}");
+    }
+
     // Nothing stored by any failure.
     let v = l.get("/api/agent/bot/code/versions", Some(&key));
     assert_eq!(v.json["versions"], json!([]));
@@ -125,11 +141,11 @@ fn smoke_test(backend: Backend) {
         "{m}"
     );
     assert!(
-        m.contains("farm_ladder_submissions_total{outcome=\"smoke_failed\"} 3"),
+        m.contains("farm_ladder_submissions_total{outcome=\"smoke_failed\"} 5"),
         "{m}"
     );
     assert!(
-        m.contains("farm_ladder_matches_total{kind=\"smoke\"} 30"),
+        m.contains("farm_ladder_matches_total{kind=\"smoke\"} 42"),
         "{m}"
     );
 }
