@@ -278,6 +278,8 @@ fn challenges_and_rp(backend: Backend) {
     let rec = MatchRecord::from_json(&rec.to_string()).expect("the replay is a match record");
     games::qianwang::verify(&rec).expect("the replay re-verifies");
     assert_eq!(rec.plies.len() as i64, m.json["turns"].as_i64().unwrap());
+    let seed = m.json["seed"].as_u64().unwrap();
+    assert!(seed < 1 << 53, "seeds stay exact in JavaScript: {seed}");
     assert_eq!(m.json["initialBoard"][0][3], "black");
     assert_eq!(m.json["initialBoard"][0][0], "red");
 

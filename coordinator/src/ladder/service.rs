@@ -345,9 +345,10 @@ impl Ladder {
             name: p.name.clone(),
             sha256: sha.to_string(),
         };
+        // 53-bit seeds: exact as JSON numbers in JavaScript clients too.
         let seeds = [
-            rand::thread_rng().next_u64() >> 1,
-            rand::thread_rng().next_u64() >> 1,
+            rand::thread_rng().next_u64() >> 11,
+            rand::thread_rng().next_u64() >> 11,
         ];
         let g1 = {
             let farm = self.farm.clone();
