@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use crate::ladder::db::Db;
 use crate::ladder::limits::Rate;
 use crate::ladder::service::{new_key, tier_json};
-use crate::ladder::{database_url, serve, ServeConfig};
+use crate::ladder::{database_url, serve, ClusterConfig, ServeConfig};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
@@ -79,6 +79,30 @@ pub struct ServeArgs {
     /// Cores bots may use at once (default: all).
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
+    /// Play games on a cluster: the RabbitMQ broker of the `farm worker`s (amqp://...).
+    #[arg(
+        long,
+        env = "FARM_BROKER",
+        value_name = "URL",
+        hide_env_values = true,
+        requires = "redis"
+    )]
+    pub broker: Option<String>,
+    /// The cluster's Redis (code is handed to workers there).
+    #[arg(
+        long,
+        env = "FARM_REDIS",
+        value_name = "URL",
+        hide_env_values = true,
+        requires = "broker"
+    )]
+    pub redis: Option<String>,
+    /// File holding the farm key (else FARM_KEY); cluster mode only.
+    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Tournament name of the ladder's jobs on the cluster (one per ladder).
+    #[arg(long, value_name = "NAME", default_value = "qianwang-ladder")]
+    pub cluster_name: String,
 }
 
 #[derive(Args, Debug)]
@@ -150,6 +174,15 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                 max_code_bytes: a.max_code_bytes,
                 job_timeout: Duration::from_secs(a.job_timeout.max(1)),
                 cores: a.cores,
+                cluster: match (a.broker, a.redis) {
+                    (Some(broker), Some(redis)) => Some(ClusterConfig {
+                        broker,
+                        redis,
+                        key_file: a.key_file,
+                        name: a.cluster_name,
+                    }),
+                    _ => None,
+                },
             };
             runtime.block_on(serve(cfg))?;
             Ok(ExitCode::SUCCESS)

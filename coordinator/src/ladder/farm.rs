@@ -3,7 +3,7 @@
 //! request waiting for it. Code lives content-addressed in `<data>/code/<sha256>.js`, served to
 //! workers by [`CodeFolder`]. The only calls into the JS engine (`worker::qianwang`) are here.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,9 @@ use shared::msg::{Job, JobExtra, JobFailure, JobReport, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
 
+use crate::cluster::store::Store;
 use crate::transport::embedded::Embedded;
+use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
 /// sha256 (lowercase hex) of `code`.
@@ -139,27 +141,69 @@ struct Request {
     reply: Waiter,
 }
 
+/// Where the ladder's games run.
+pub enum FarmKind {
+    /// Local worker tasks in this process (the default).
+    Embedded {
+        workers: usize,
+        runner: worker::job::JobRunner,
+    },
+    /// `farm worker`s behind RabbitMQ, code handed over through Redis.
+    Cluster {
+        broker: String,
+        redis: String,
+        key: shared::codec::FarmKey,
+        tournament: String,
+    },
+}
+
 /// Handle to the dispatcher: plays games as farm jobs.
 #[derive(Clone)]
 pub struct Farm {
     tx: mpsc::Sender<Request>,
     code: Arc<CodeFolder>,
     timeout: Duration,
+    describe: Arc<String>,
 }
 
 impl Farm {
-    /// Starts `workers` embedded workers and the dispatcher task.
-    pub fn start(
-        workers: usize,
-        runner: worker::job::JobRunner,
-        code: Arc<CodeFolder>,
-        timeout: Duration,
-    ) -> Farm {
-        let queue = (workers * 4).max(8);
-        let transport = Embedded::start(workers, queue, Arc::new(runner), code.clone());
+    /// Starts the transport and the dispatcher on a thread of their own (the transport's futures
+    /// need not be `Send`); returns once the transport is up.
+    pub async fn start(kind: FarmKind, code: Arc<CodeFolder>, timeout: Duration) -> Result<Farm> {
         let (tx, rx) = mpsc::channel(1024);
-        tokio::spawn(dispatch(transport, rx, queue));
-        Farm { tx, code, timeout }
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<String>>();
+        let folder = code.clone();
+        std::thread::Builder::new()
+            .name("ladder-farm".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(anyhow::anyhow!("farm runtime: {e}")));
+                        return;
+                    }
+                };
+                rt.block_on(run_farm(kind, folder, rx, ready_tx));
+            })
+            .context("starting the ladder's farm thread")?;
+        let describe = ready_rx
+            .await
+            .context("the ladder's farm thread stopped while starting")??;
+        tracing::info!(farm = %describe, "ladder farm up");
+        Ok(Farm {
+            tx,
+            code,
+            timeout,
+            describe: Arc::new(describe),
+        })
+    }
+
+    /// "embedded, 2 local workers" or the broker and queue.
+    pub fn describe(&self) -> &str {
+        &self.describe
     }
 
     pub fn code(&self) -> &CodeFolder {
@@ -189,7 +233,7 @@ impl Farm {
     }
 }
 
-fn job(number: u64, req: &Request) -> Job {
+fn job(tournament: &str, number: u64, req: &Request) -> Job {
     let seat = |s: &Seat| SeatSpec {
         name: s.name.clone(),
         program: ProgramRef {
@@ -198,7 +242,7 @@ fn job(number: u64, req: &Request) -> Job {
         },
     };
     Job {
-        tournament: "ladder".into(),
+        tournament: tournament.to_string(),
         number,
         referee_version: games::qianwang::VERSION.into(),
         manifest_digest: String::new(),
@@ -214,10 +258,87 @@ fn decode(report: JobReport) -> Result<MatchRecord, String> {
     MatchRecord::from_json(&text).map_err(|e| format!("worker {}: {e}", report.worker))
 }
 
+async fn run_farm(
+    kind: FarmKind,
+    code: Arc<CodeFolder>,
+    rx: mpsc::Receiver<Request>,
+    ready: oneshot::Sender<Result<String>>,
+) {
+    match kind {
+        FarmKind::Embedded { workers, runner } => {
+            let window = (workers * 4).max(8);
+            let t = Embedded::start(workers, window, Arc::new(runner), code);
+            let _ = ready.send(Ok(t.describe()));
+            dispatch(t, rx, window, "ladder".into(), None).await;
+        }
+        FarmKind::Cluster {
+            broker,
+            redis,
+            key,
+            tournament,
+        } => {
+            let up = async {
+                let store = Store::connect(&redis).await?;
+                let uploads = Store::connect(&redis).await?;
+                let t = RabbitMq::start(ClusterSpec {
+                    broker,
+                    key,
+                    tournament: tournament.clone(),
+                    store,
+                    artifacts: Vec::new(),
+                    dead_file: None,
+                    confirm_window: 256,
+                    view_every: Duration::from_secs(300),
+                })
+                .await?;
+                anyhow::Ok((t, uploads))
+            };
+            match up.await {
+                Ok((t, uploads)) => {
+                    let _ = ready.send(Ok(t.describe()));
+                    dispatch(t, rx, 256, tournament, Some((uploads, code))).await;
+                }
+                Err(e) => {
+                    let _ = ready.send(Err(e.context("starting the ladder's cluster farm")));
+                }
+            }
+        }
+    }
+}
+
+/// Hands the seats' code to remote workers (Redis), once per hash.
+async fn upload(
+    uploads: &Option<(Store, Arc<CodeFolder>)>,
+    done: &mut HashSet<String>,
+    req: &Request,
+) -> Result<()> {
+    let Some((store, code)) = uploads else {
+        return Ok(());
+    };
+    for sha in [&req.black.sha256, &req.red.sha256] {
+        if done.contains(sha) {
+            continue;
+        }
+        let path = code.path(sha);
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        store.put_artifact(sha, &bytes, false).await?;
+        done.insert(sha.clone());
+    }
+    Ok(())
+}
+
 /// Keeps at most `window` jobs in flight (so publishing never blocks the report side) and
-/// routes each report to its waiter by job number.
-async fn dispatch(mut transport: Embedded, mut rx: mpsc::Receiver<Request>, window: usize) {
-    let mut number = 0u64;
+/// routes each report to its waiter by job number. Numbers start at this process's start time
+/// in microseconds, so a stale report of an earlier process never matches a waiting job.
+async fn dispatch<T: Transport>(
+    mut transport: T,
+    mut rx: mpsc::Receiver<Request>,
+    window: usize,
+    tournament: String,
+    uploads: Option<(Store, Arc<CodeFolder>)>,
+) {
+    let mut number = (super::db::now_ms().max(0) as u64) * 1000;
+    let mut uploaded = HashSet::new();
     let mut waiting: HashMap<u64, Waiter> = HashMap::new();
     let mut backlog: VecDeque<Request> = VecDeque::new();
     let mut open = true;
@@ -227,7 +348,13 @@ async fn dispatch(mut transport: Embedded, mut rx: mpsc::Receiver<Request>, wind
                 break;
             };
             number += 1;
-            let j = job(number, &req);
+            if let Err(e) = upload(&uploads, &mut uploaded, &req).await {
+                let _ = req
+                    .reply
+                    .send(Err(format!("uploading code for a ladder job: {e:#}")));
+                continue;
+            }
+            let j = job(&tournament, number, &req);
             if let Err(e) = transport.publish(j).await {
                 let _ = req
                     .reply
@@ -247,12 +374,15 @@ async fn dispatch(mut transport: Embedded, mut rx: mpsc::Receiver<Request>, wind
             d = transport.next(), if !waiting.is_empty() => match d {
                 Ok(Some(d)) => {
                     let _ = transport.ack(d.tag).await;
-                    if let Some(w) = waiting.remove(&d.report.number) {
-                        let _ = w.send(decode(d.report));
+                    match waiting.remove(&d.report.number) {
+                        Some(w) => {
+                            let _ = w.send(decode(d.report));
+                        }
+                        None => tracing::warn!(number = d.report.number, "a report no request waits for (dropped)"),
                     }
                 }
                 Ok(None) | Err(_) => {
-                    tracing::error!("the ladder's embedded workers stopped");
+                    tracing::error!("the ladder's farm transport stopped");
                     for (_, w) in waiting.drain() {
                         let _ = w.send(Err("the ladder's workers stopped".into()));
                     }
@@ -264,5 +394,7 @@ async fn dispatch(mut transport: Embedded, mut rx: mpsc::Receiver<Request>, wind
             },
         }
     }
-    let _ = transport.shutdown().await;
+    if let Err(e) = transport.shutdown().await {
+        tracing::warn!("stopping the ladder's farm transport: {e:#}");
+    }
 }

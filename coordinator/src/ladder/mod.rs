@@ -36,6 +36,18 @@ pub struct ServeConfig {
     pub max_code_bytes: usize,
     pub job_timeout: Duration,
     pub cores: Option<usize>,
+    /// Play on a cluster instead of the embedded farm.
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// `--broker/--redis/--key-file`: games as jobs for `farm worker`s.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    pub broker: String,
+    pub redis: String,
+    pub key_file: Option<PathBuf>,
+    /// The tournament name of the ladder's jobs (its queues).
+    pub name: String,
 }
 
 /// The database URL: `--database`, else SQLite in `<data>/ladder.db`.
@@ -59,12 +71,25 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
     let db = db::Db::open(&url).await?;
     let code = Arc::new(farm::CodeFolder::new(cfg.data.join("code"))?);
     let training = farm::load_training(&cfg.training, &code)?;
-    let prep = BotPrep::new(&SandboxArgs {
-        cache_dir: Some(cfg.data.join("cache")),
-        cores: cfg.cores,
-    })?;
-    let runner = prep.into_runner(format!("ladder-{}", std::process::id()));
-    let farm = farm::Farm::start(cfg.workers.max(1), runner, code, cfg.job_timeout);
+    let kind = match &cfg.cluster {
+        None => {
+            let prep = BotPrep::new(&SandboxArgs {
+                cache_dir: Some(cfg.data.join("cache")),
+                cores: cfg.cores,
+            })?;
+            farm::FarmKind::Embedded {
+                workers: cfg.workers.max(1),
+                runner: prep.into_runner(format!("ladder-{}", std::process::id())),
+            }
+        }
+        Some(c) => farm::FarmKind::Cluster {
+            broker: c.broker.clone(),
+            redis: c.redis.clone(),
+            key: crate::cluster::load_key(c.key_file.as_deref())?,
+            tournament: c.name.clone(),
+        },
+    };
+    let farm = farm::Farm::start(kind, code, cfg.job_timeout).await?;
     let mailer = Arc::new(mail::OutboxMailer::new(cfg.data.join("outbox"))?);
     let ladder = Arc::new(service::Ladder {
         db,
@@ -85,7 +110,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
     tracing::info!(
         %addr,
         database = %db::redact(&url),
-        workers = cfg.workers,
+        farm = ladder.farm.describe(),
         training = ladder.training.len(),
         "ladder up"
     );

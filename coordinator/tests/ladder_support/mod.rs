@@ -63,6 +63,9 @@ pub struct Opts {
     pub max_code_bytes: usize,
     pub workers: usize,
     pub training: PathBuf,
+    /// More `farm ladder serve` arguments and environment (cluster mode).
+    pub extra: Vec<String>,
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for Opts {
@@ -74,6 +77,8 @@ impl Default for Opts {
             max_code_bytes: 64 * 1024,
             workers: 2,
             training: repo_root().join("bots/qianwang"),
+            extra: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -157,6 +162,8 @@ impl Ladder {
             .args(["--rate-auth", &o.rate_auth])
             .args(["--max-code-bytes", &o.max_code_bytes.to_string()])
             .args(["--workers", &o.workers.to_string()])
+            .args(&o.extra)
+            .envs(o.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("FARM_CACHE_DIR", self.data.path().join("cache"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
