@@ -22,7 +22,7 @@ pub struct LadderArgs {
 #[derive(Subcommand, Debug)]
 pub enum LadderCommand {
     /// Serve the ladder's HTTP API and pages (matches run as farm jobs on an embedded farm).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage players: create-player, list, rotate-key, verify-email, set-rp.
     Admin(AdminArgs),
 }
@@ -154,6 +154,7 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     match args.command {
         LadderCommand::Serve(a) => {
+            let a = *a;
             let workers = a.workers.unwrap_or_else(|| {
                 std::thread::available_parallelism()
                     .map(|n| n.get())

@@ -146,7 +146,7 @@ pub enum FarmKind {
     /// Local worker tasks in this process (the default).
     Embedded {
         workers: usize,
-        runner: worker::job::JobRunner,
+        runner: Box<worker::job::JobRunner>,
     },
     /// `farm worker`s behind RabbitMQ, code handed over through Redis.
     Cluster {
@@ -267,7 +267,7 @@ async fn run_farm(
     match kind {
         FarmKind::Embedded { workers, runner } => {
             let window = (workers * 4).max(8);
-            let t = Embedded::start(workers, window, Arc::new(runner), code);
+            let t = Embedded::start(workers, window, Arc::new(*runner), code);
             let _ = ready.send(Ok(t.describe()));
             dispatch(t, rx, window, "ladder".into(), None).await;
         }

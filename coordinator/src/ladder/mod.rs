@@ -79,7 +79,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
             })?;
             farm::FarmKind::Embedded {
                 workers: cfg.workers.max(1),
-                runner: prep.into_runner(format!("ladder-{}", std::process::id())),
+                runner: Box::new(prep.into_runner(format!("ladder-{}", std::process::id()))),
             }
         }
         Some(c) => farm::FarmKind::Cluster {
