@@ -1,6 +1,25 @@
 //! The ladder's HTTP surface (axum): the guide's API table with Bearer bot keys, email
 //! verification, the public leaderboard/replay JSON and pages, and `/metrics`. Bodies are read
 //! raw and parsed here so every bad request gets a JSON `{error, detail}` saying what is wrong.
+//!
+//! ```text
+//! GET  /api/agent/bot/info                   Bearer  botId, name, email(Verified), rp, tier, rank, W/D/L, version, hash
+//! POST /api/agent/bot/code/submit            Bearer  {code, notes, submittedBy} -> 200 {version, codeSha256, smokeTest}
+//!                                                    400 invalid_code (load check) | 413 code_too_large | 422 smoke_test_failed {failures}
+//! POST /api/agent/bot/code/revert            Bearer  {toVersion, notes, submittedBy} -> {version, revertedFrom, codeSha256}
+//! GET  /api/agent/bot/code/versions          Bearer  {currentVersion, versions: [...]}
+//! POST /api/agent/challenge                  Bearer  {challengedBotId} -> {result, scored, rpDelta, rp, opponent, matches}
+//!                                                    403 email_not_verified | 400 self_challenge | 404 unknown_bot | 409 no_code
+//! GET  /api/agent/bot/matches?limit=N        Bearer  my challenges (newest first) with both games
+//! GET  /api/agent/opponents/{botId}/matches  Bearer  that bot's recent games with compact moves
+//! POST /api/agent/email/request              Bearer  {email?} -> a token mailed (outbox)
+//! POST /api/email/verify                     public  {token} -> {verified, botId}
+//! GET  /api/leaderboard                      public  {players: [{rank, botId, name, rp, tier, ...}]}
+//! GET  /api/match/{urlId}                    public  players, seed, outcome, every ply, initialBoard
+//! GET  /  and  /match/{urlId}                public  leaderboard and replay pages;  GET /metrics
+//! ```
+//! 401 missing_key/invalid_key; 429 rate_limited with Retry-After (challenge, submit+revert per
+//! key; email requests per key; token confirmations and bad keys per IP).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
