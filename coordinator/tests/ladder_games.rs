@@ -333,6 +333,17 @@ fn anti_farming_and_revert(backend: Backend) {
     let info = l.get("/api/agent/bot/info", Some(&a)).json;
     assert_eq!(info["rp"], 100);
     assert_eq!(info["draws"], 10);
+    // The count belongs to the pair of code hashes: a second account with the same code
+    // against the same opponent code gets no fresh quota.
+    let (_, sock) = l.player("sock", true);
+    l.publish(&sock, &bot("osc.js"));
+    assert_eq!(
+        l.get("/api/agent/bot/info", Some(&sock)).json["codeSha256"],
+        sha1
+    );
+    let r = l.challenge(&sock, b_id);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json["scored"], false, "same hashes, same count: {}", r.json);
 
     // A new version (new hash) gets ten more.
     let v2 = l.publish(&a, &format!("{}\n// v2\n", bot("osc.js")));

@@ -1,5 +1,5 @@
 //! Benchmark (ignored by default; `cargo test -p coordinator --release --test proboj_bench --
-//! --ignored --nocapture`): the runner's cost per round trip (one TO PLAYER + one READ PLAYER)
+//! --ignored --nocapture`, FARM_BENCH_ROUNDS=N to change the 20,000 rounds per game): the runner's cost per round trip (one TO PLAYER + one READ PLAYER)
 //! with an instant C server and an instant C player, against a direct pipe ping-pong between
 //! two processes. Prints figures; asserts only that the games ran.
 
@@ -30,15 +30,32 @@ fn round_trip_overhead() {
     cc("server.c", &bin.join("server"));
     cc("player.c", &bin.join("player"));
     cc("pingpong.c", &bin.join("pingpong"));
-    let rounds = 2000;
-    let direct = std::process::Command::new(bin.join("pingpong"))
-        .arg(rounds.to_string())
-        .output()
-        .unwrap();
-    println!(
-        "baseline: {}",
-        String::from_utf8_lossy(&direct.stdout).trim()
-    );
+    let rounds: u64 = std::env::var("FARM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20_000);
+    let repeats = 5;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let direct: Vec<f64> = (0..repeats)
+        .map(|_| {
+            let out = std::process::Command::new(bin.join("pingpong"))
+                .arg(rounds.to_string())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+                / 1000.0
+        })
+        .collect();
+    let base = median(direct);
+    println!("baseline (direct pipe ping-pong, no runner): {base:.1} us per exchange (median of {repeats})");
     for (mode, fair) in [
         ("off", false),
         ("off", true),
@@ -49,19 +66,23 @@ fn round_trip_overhead() {
             json!({"p": {"command": format!("{}/player --tag {}", bin.display(), s.tag), "language": "c"}}),
             json!({"server": bin.join("server").to_string_lossy(), "timeout": {"c": 10}}),
         );
-        let folder = format!("{mode}-{fair}");
-        let games =
-            json!([{"gamefolder": folder, "players": ["p"], "args": format!("rounds={rounds}")}]);
-        let mut args = vec!["--sandbox", mode];
-        if !fair {
-            args.push("--no-fair");
+        let mut runs = Vec::new();
+        for i in 0..repeats {
+            let folder = format!("{mode}-{fair}-{i}");
+            let games = json!([{"gamefolder": folder, "players": ["p"], "args": format!("rounds={rounds}")}]);
+            let mut args = vec!["--sandbox", mode];
+            if !fair {
+                args.push("--no-fair");
+            }
+            let out = s.run(&cfg, &games, &args);
+            assert!(out.status.success(), "{}", show(&out));
+            let ns = scores(&s.game(&folder))["p"].as_i64().unwrap();
+            runs.push(ns as f64 / 1000.0);
         }
-        let out = s.run(&cfg, &games, &args);
-        assert!(out.status.success(), "{}", show(&out));
-        let ns = scores(&s.game(&folder))["p"].as_i64().unwrap();
+        let us = median(runs);
         println!(
-            "sandbox {mode}, fair {fair}: {:.1} us per TO+READ round trip (server side)",
-            ns as f64 / 1000.0
+            "sandbox {mode}, fair {fair}: {us:.1} us per TO+READ round trip (server side, median of {repeats}); runner overhead {:.1} us over the direct exchange",
+            us - base
         );
     }
 }

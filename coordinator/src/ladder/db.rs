@@ -162,13 +162,14 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The key under which challenges between two bots' code hashes are counted (order-free): the
-/// same two bots with the same two code versions (by hash) share one count.
-pub fn pair_key(a_id: i64, a_sha: &str, b_id: i64, b_sha: &str) -> String {
-    if a_id <= b_id {
-        format!("{a_id}:{a_sha}|{b_id}:{b_sha}")
+/// The key under which challenges between two code hashes are counted (order-free), as the
+/// guide's anti-farming rule says: the pair of code hashes, whoever holds them, so a second
+/// account with the same code shares the count; a new version (new hash) starts a fresh count.
+pub fn pair_key(a_sha: &str, b_sha: &str) -> String {
+    if a_sha <= b_sha {
+        format!("{a_sha}|{b_sha}")
     } else {
-        format!("{b_id}:{b_sha}|{a_id}:{a_sha}")
+        format!("{b_sha}|{a_sha}")
     }
 }
 
@@ -493,12 +494,7 @@ impl Db {
         .bind(w.challenged_id)
         .bind(&w.challenger_sha)
         .bind(&w.challenged_sha)
-        .bind(pair_key(
-            w.challenger_id,
-            &w.challenger_sha,
-            w.challenged_id,
-            &w.challenged_sha,
-        ))
+        .bind(pair_key(&w.challenger_sha, &w.challenged_sha))
         .bind(&w.result)
         .bind(w.scored as i64)
         .bind(w.challenger_delta)

@@ -378,7 +378,7 @@ impl Ladder {
         let them_now = self.player(them.id).await?;
         let before = self
             .db
-            .pair_count(&pair_key(me.id, &my_sha, them.id, &their_sha))
+            .pair_count(&pair_key(&my_sha, &their_sha))
             .await?;
         let scored = before < SCORED_PER_PAIR;
         let (a_delta, b_delta, a_rp, b_rp) = if scored {

@@ -35,7 +35,7 @@ impl RuntimeKind {
 pub enum Fault {
     /// Returned a move that is not legal.
     Illegal,
-    /// Threw, or returned something that is not a move.
+    /// Threw an exception (or its code could not load).
     Error,
     /// Hit a runtime limit.
     Runtime(RuntimeKind),

@@ -69,7 +69,8 @@ pub enum EndReason {
     Stalemate,
     /// A bot returned a move that is not legal (it loses).
     Illegal,
-    /// A bot threw an exception or returned something that is not a move (it loses).
+    /// A bot threw an exception or its code could not load (it loses). A returned value that
+    /// is not a legal move, malformed ones included, is [`EndReason::Illegal`].
     Error,
     /// A bot hit a runtime limit: wall clock, thinking points or memory (it loses).
     Runtime,
