@@ -155,9 +155,18 @@ fn bad_input(backend: Backend) {
     );
     // A body far past any limit is refused as a whole.
     let huge = format!("{{\"code\": \"{}\"}}", "y".repeat(200_000));
-    let a = l.post("/api/agent/bot/code/submit", k, &huge);
-    assert_eq!(a.status, 413, "{}", a.text);
-    assert_eq!(a.json["error"], "bad_body");
+    // (The server answers 413 as soon as the limit is passed; a client still sending may see
+    // the connection dropped instead of the answer.)
+    match l.try_post("/api/agent/bot/code/submit", k, &huge) {
+        Ok(a) => {
+            assert_eq!(a.status, 413, "{}", a.text);
+            assert_eq!(a.json["error"], "bad_body");
+        }
+        Err(e) => assert!(
+            e.contains("Broken pipe") || e.contains("reset") || e.contains("Connection"),
+            "{e}"
+        ),
+    }
 
     // Revert: bad and unknown versions.
     let a = l.post_json(

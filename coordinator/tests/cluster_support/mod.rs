@@ -15,6 +15,8 @@ pub const BROKER: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const KEY: &str = "cluster-test-farm-key-0123456789";
 pub const ANSWER_BOT: &str = "bots/test/answer.cpp";
 pub const RANDOM_BOT: &str = "bots/bomberman/random.cpp";
+const TURN_MS_ENV: &str = "FARM_TURN_MS";
+const TURN_MS: &str = "1000";
 
 /// The tournament every scenario plays (and the embedded reference plays too).
 pub fn tournament_args() -> Vec<String> {
@@ -61,6 +63,10 @@ pub fn setup() -> Option<Serial> {
         eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
         return None;
     }
+    // Every process a scenario starts (reference run, workers, coordinators) inherits this:
+    // turn deadlines of 1 s, so that a loaded test machine cannot turn a slow turn into a
+    // timeout in one run and not in the other (the runs are compared match by match).
+    std::env::set_var(TURN_MS_ENV, TURN_MS);
     let inner = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let file = File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
     use std::os::fd::AsRawFd;
@@ -89,7 +95,7 @@ pub fn reference() -> Vec<Value> {
             .unwrap()
             .as_nanos();
         let key = shared::manifest::sha256_hex(
-            format!("{:?} {} {stamp}", tournament_args(), meta.len()).as_bytes(),
+            format!("{:?} {} {stamp} {TURN_MS}", tournament_args(), meta.len()).as_bytes(),
         );
         let cache = std::env::temp_dir().join(format!("matchfarm-cluster-ref-{}.json", &key[..16]));
         if let Ok(text) = std::fs::read_to_string(&cache) {

@@ -297,6 +297,22 @@ impl Ladder {
         Self::answer(req.send_string(body))
     }
 
+    /// Like [`Ladder::post`], but a connection the server drops mid-body (it refused a body
+    /// past its limit before reading all of it) is `Err` instead of a panic.
+    pub fn try_post(&self, path: &str, key: Option<&str>, body: &str) -> Result<Answer, String> {
+        let mut req = self
+            .agent
+            .post(&format!("{}{path}", self.base))
+            .set("Content-Type", "application/json");
+        if let Some(k) = key {
+            req = req.set("Authorization", &format!("Bearer {k}"));
+        }
+        match req.send_string(body) {
+            Err(ureq::Error::Transport(t)) => Err(t.to_string()),
+            r => Ok(Self::answer(r)),
+        }
+    }
+
     pub fn post_json(&self, path: &str, key: Option<&str>, body: &Value) -> Answer {
         self.post(path, key, &body.to_string())
     }
