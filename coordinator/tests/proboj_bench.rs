@@ -1,5 +1,7 @@
 //! Benchmark (ignored by default; `cargo test -p coordinator --release --test proboj_bench --
-//! --ignored --nocapture`, FARM_BENCH_ROUNDS=N to change the 20,000 rounds per game): the runner's cost per round trip (one TO PLAYER + one READ PLAYER)
+//! --ignored --nocapture`, FARM_BENCH_ROUNDS=N to change the 20,000 rounds per game,
+//! FARM_BENCH_PIN=1 to run everything on CPU 0: on an idle VM a wake-up on another vCPU costs
+//! ~100 us, which then dominates both the baseline and the runner): the runner's cost per round trip (one TO PLAYER + one READ PLAYER)
 //! with an instant C server and an instant C player, against a direct pipe ping-pong between
 //! two processes. Prints figures; asserts only that the games ran.
 
@@ -24,6 +26,16 @@ fn cc(src: &str, out: &std::path::Path) {
 #[test]
 #[ignore]
 fn round_trip_overhead() {
+    if std::env::var("FARM_BENCH_PIN").as_deref() == Ok("1") {
+        // SAFETY: a zeroed cpu_set_t with one CPU set, for this process (inherited by children).
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        assert_eq!(rc, 0, "sched_setaffinity");
+        println!("pinned to CPU 0 (with every process it starts)");
+    }
     let s = Setup::new();
     let bin = s.dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
