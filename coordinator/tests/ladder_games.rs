@@ -343,7 +343,11 @@ fn anti_farming_and_revert(backend: Backend) {
     );
     let r = l.challenge(&sock, b_id);
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.json["scored"], false, "same hashes, same count: {}", r.json);
+    assert_eq!(
+        r.json["scored"], false,
+        "same hashes, same count: {}",
+        r.json
+    );
 
     // A new version (new hash) gets ten more.
     let v2 = l.publish(&a, &format!("{}\n// v2\n", bot("osc.js")));

@@ -376,10 +376,7 @@ impl Ladder {
         // Re-read both standings under the lock: other challenges may have settled meanwhile.
         let me_now = self.player(me.id).await?;
         let them_now = self.player(them.id).await?;
-        let before = self
-            .db
-            .pair_count(&pair_key(&my_sha, &their_sha))
-            .await?;
+        let before = self.db.pair_count(&pair_key(&my_sha, &their_sha)).await?;
         let scored = before < SCORED_PER_PAIR;
         let (a_delta, b_delta, a_rp, b_rp) = if scored {
             let s = settle(me_now.rp.max(0) as u32, them_now.rp.max(0) as u32, result);
