@@ -342,3 +342,27 @@ fn sigint_stops_cleanly() {
     assert!(!s.game("c").exists(), "a game started after Ctrl-C");
     assert_eq!(s.survivors(), Vec::<i32>::new());
 }
+
+/// Scripts with a `#!` line run directly, sandboxed: the server and a player named by their
+/// paths (`#!/usr/bin/env python3`), a player importing a module beside it.
+#[test]
+fn scripts_with_a_shebang_line_run_directly() {
+    let s = Setup::new();
+    let direct = |v: u32| {
+        json!({"command": format!("bots/proboj/players/python/player.py --tag {} --value {v}", s.tag),
+               "language": "python"})
+    };
+    let cfg = s.config(
+        json!({"one": direct(1), "two": s.player("--value 2")}),
+        json!({"server": "bots/proboj/server.py"}),
+    );
+    let games = json!([{"gamefolder": "g", "players": ["one", "two"], "args": "rounds=3"}]);
+    let out = s.run(&cfg, &games, &[]);
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("could not start"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(scores(&s.game("g")), json!({"one": 6, "two": 12}));
+}

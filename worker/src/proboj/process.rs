@@ -41,6 +41,7 @@ impl SandboxedProcess {
             extra
                 .read
                 .extend(launch.read.iter().filter(|p| p.exists()).cloned());
+            extra.exec.extend(interpreters(&launch.program));
         }
         let spec = Spec {
             program: &launch.program,
@@ -156,6 +157,45 @@ pub fn describe_status(status: Option<i32>) -> String {
         }
         Some(st) => format!("ended with wait status {st}"),
     }
+}
+
+/// Folders a sandboxed process may search for the program `env` starts (its own PATH).
+const SANDBOX_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+/// The programs the kernel and `env` run for a `#!` script, which must be executable in the
+/// sandbox (only the program itself is): `#!/usr/bin/python3` gives that interpreter;
+/// `#!/usr/bin/env [-S] python3` gives env and the python3 it finds in the sandbox's PATH.
+/// Nothing for a program that is not a script.
+pub fn interpreters(program: &Path) -> Vec<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let Some(line) = head[..n].strip_prefix(b"#!") else {
+        return Vec::new();
+    };
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let Some(interpreter) = words.next() else {
+        return Vec::new();
+    };
+    let interpreter = PathBuf::from(interpreter);
+    let mut out = vec![interpreter.clone()];
+    if interpreter.file_name().is_some_and(|f| f == "env") {
+        if let Some(name) = words.find(|w| !w.starts_with('-')) {
+            if let Some(found) = SANDBOX_PATH
+                .iter()
+                .map(|d| Path::new(d).join(name))
+                .find(|p| p.is_file())
+            {
+                out.push(found);
+            }
+        }
+    }
+    out.retain(|p| p.exists());
+    out
 }
 
 /// The folder a program or script lives in, when it is not a system path under /usr.
