@@ -298,10 +298,15 @@ impl Ladder {
     }
 
     /// Like [`Ladder::post`], but a connection the server drops mid-body (it refused a body
-    /// past its limit before reading all of it) is `Err` instead of a panic.
+    /// past its limit before reading all of it) is `Err` instead of a panic. Sent on a
+    /// connection of its own: the server closes it after such a refusal, and it must not go
+    /// back to the pool the other requests use.
     pub fn try_post(&self, path: &str, key: Option<&str>, body: &str) -> Result<Answer, String> {
-        let mut req = self
-            .agent
+        let once = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .max_idle_connections(0)
+            .build();
+        let mut req = once
             .post(&format!("{}{path}", self.base))
             .set("Content-Type", "application/json");
         if let Some(k) = key {
