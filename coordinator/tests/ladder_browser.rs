@@ -7,47 +7,19 @@
 //! tools/install-browser.sh). Without them the test is skipped with a printed reason, unless
 //! FARM_REQUIRE_BROWSER=1, where it fails instead.
 
+#[path = "../../tests/browser/prerequisite.rs"]
+mod browser_prerequisite;
 mod ladder_support;
 
-use std::path::Path;
 use std::process::Command;
 
 use ladder_support::{repo_root, Backend, Ladder, Opts};
 use serde_json::{json, Value};
 
-fn missing_prerequisite(root: &Path) -> Option<String> {
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        return Some(format!("{chromium} not found"));
-    }
-    let pw = root.join("tests/browser/node_modules/playwright-core/package.json");
-    if !pw.exists() {
-        return Some(format!("{} not found", pw.display()));
-    }
-    match Command::new("node").arg("--version").output() {
-        Ok(out) if out.status.success() => {
-            let v = String::from_utf8_lossy(&out.stdout);
-            let major: u32 = v
-                .trim()
-                .trim_start_matches('v')
-                .split('.')
-                .next()
-                .and_then(|m| m.parse().ok())
-                .unwrap_or(0);
-            (major < 20).then(|| format!("node {} is older than 20", v.trim()))
-        }
-        _ => Some("node not found".into()),
-    }
-}
-
 #[test]
 fn leaderboard_and_replay_pages_work_in_headless_chromium() {
     let root = repo_root();
-    if let Some(why) = missing_prerequisite(&root) {
-        if std::env::var("FARM_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("browser test required (FARM_REQUIRE_BROWSER=1) but {why}; run tools/install-browser.sh");
-        }
-        eprintln!("SKIPPED ladder browser test: {why} (run tools/install-browser.sh)");
+    if !browser_prerequisite::browser_ready(&root, "ladder browser test") {
         return;
     }
     let l = Ladder::start(Backend::Sqlite, Opts::default());

@@ -16,37 +16,14 @@ use games::bomberman::{generate_map, Action, Game, Move, Params};
 use serde_json::{json, Value};
 use shared::{Fault, FaultKind};
 
+#[path = "../../tests/browser/prerequisite.rs"]
+mod browser_prerequisite;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("games/ has a parent")
         .to_path_buf()
-}
-
-/// Why the browser test cannot run here, if it cannot.
-fn missing_prerequisite(root: &Path) -> Option<String> {
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        return Some(format!("{chromium} not found"));
-    }
-    let pw = root.join("tests/browser/node_modules/playwright-core/package.json");
-    if !pw.exists() {
-        return Some(format!("{} not found", pw.display()));
-    }
-    match Command::new("node").arg("--version").output() {
-        Ok(out) if out.status.success() => {
-            let v = String::from_utf8_lossy(&out.stdout);
-            let major: u32 = v
-                .trim()
-                .trim_start_matches('v')
-                .split('.')
-                .next()
-                .and_then(|m| m.parse().ok())
-                .unwrap_or(0);
-            (major < 20).then(|| format!("node {} is older than 20", v.trim()))
-        }
-        _ => Some("node not found".into()),
-    }
 }
 
 /// A tiny deterministic generator for the scripted players (xorshift64*).
@@ -186,14 +163,7 @@ fn run_in_browser(root: &Path, label: &str, data: &Value, expected: &Value) {
 /// The repository root if the browser test can run; None (after saying why) if it is skipped.
 fn browser_ready() -> Option<PathBuf> {
     let root = repo_root();
-    if let Some(why) = missing_prerequisite(&root) {
-        if std::env::var("FARM_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("browser test required (FARM_REQUIRE_BROWSER=1) but {why}; run tools/install-browser.sh");
-        }
-        eprintln!("SKIPPED viewer browser test: {why} (run tools/install-browser.sh)");
-        return None;
-    }
-    Some(root)
+    browser_prerequisite::browser_ready(&root, "viewer browser test").then_some(root)
 }
 
 #[test]
