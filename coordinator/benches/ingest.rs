@@ -54,7 +54,7 @@ fn main() {
     let names: Vec<String> = (0..10).map(|i| format!("bot{i}")).collect();
     for total in [10_000u64, 100_000] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut log = Log::open(&dir.path().join("results.jsonl"), 0).expect("log");
+        let mut log = Log::open(&dir.path().join("results.jsonl"), 0, &[]).expect("log");
         let mut live = Live::new(names.clone(), vec![2, 5, 10], "bot0".into());
         let mut state = 0x9e3779b97f4a7c15u64;
         let rows: Vec<Row> = (1..=total)

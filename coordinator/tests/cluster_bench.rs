@@ -39,6 +39,7 @@ fn raw_dispatch_rate_with_confirms() {
             dead_file: None,
             confirm_window: 512,
             view_every: Duration::from_secs(3600),
+            completed: Vec::new(),
         })
         .await
         .unwrap();

@@ -116,6 +116,12 @@ where
 /// The digest of a whole manifest (what a job names and a worker checks): sha256 over its
 /// `path<TAB>sha256<LF>` lines in order.
 pub fn digest(manifest: &StrMap) -> String {
+    sha256_hex(canonical_text(manifest).as_bytes())
+}
+
+/// The manifest's canonical text (`path<TAB>sha256<LF>` per entry, in order): what [`digest`]
+/// hashes, and the form in which a referee package's manifest travels by its digest.
+pub fn canonical_text(manifest: &StrMap) -> String {
     let mut text = String::new();
     for (k, v) in manifest.iter() {
         text.push_str(k);
@@ -123,7 +129,33 @@ pub fn digest(manifest: &StrMap) -> String {
         text.push_str(v);
         text.push('\n');
     }
-    sha256_hex(text.as_bytes())
+    text
+}
+
+/// Parse [`canonical_text`] back, checking every path and digest.
+pub fn parse_canonical(text: &str) -> Result<StrMap, ManifestError> {
+    let mut out = StrMap::default();
+    for line in text.lines() {
+        let (path, digest) = line
+            .split_once('\t')
+            .ok_or_else(|| ManifestError::Parse(format!("line {line:?} has no tab")))?;
+        check_path(path)?;
+        if digest.len() != 64
+            || !digest
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(ManifestError::Digest {
+                path: path.to_string(),
+                digest: digest.to_string(),
+            });
+        }
+        if out.get(path).is_some() {
+            return Err(ManifestError::Duplicate(path.to_string()));
+        }
+        out.insert(path.to_string(), digest.to_string());
+    }
+    Ok(out)
 }
 
 /// A manifest from `(relative path, sha256)` pairs already hashed, sorted like [`build`].
@@ -158,4 +190,27 @@ pub fn to_json(manifest: &StrMap) -> String {
     let mut s = serde_json::to_string_pretty(manifest).unwrap_or_default();
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_text_round_trips_and_hashes_to_the_digest() {
+        let mut m = StrMap::default();
+        m.insert("RULES.md".into(), sha256_hex(b"rules"));
+        m.insert("dir/VERSION".into(), sha256_hex(b"v1"));
+        let text = canonical_text(&m);
+        assert_eq!(sha256_hex(text.as_bytes()), digest(&m));
+        assert_eq!(parse_canonical(&text).unwrap(), m);
+        assert!(parse_canonical("../x\tabc\n").is_err());
+        assert!(parse_canonical("x\tnot-a-digest\n").is_err());
+        assert!(parse_canonical("no tab here\n").is_err());
+        let twice = format!("{text}RULES.md\t{}\n", sha256_hex(b"rules"));
+        assert!(matches!(
+            parse_canonical(&twice),
+            Err(ManifestError::Duplicate(_))
+        ));
+    }
 }

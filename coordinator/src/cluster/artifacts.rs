@@ -1,8 +1,14 @@
 //! A worker's artifacts: programs named by sha256 are fetched from Redis, re-hashed (bytes that
 //! do not match their name are refused, never cached) and kept in a local disk cache, so each
-//! host downloads a program once.
+//! host downloads a program once. The Bomberman referee package travels the same way: the job
+//! names its manifest by digest, the manifest's files are fetched and re-hashed, and its VERSION
+//! must be the referee this worker runs (checked once per digest).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use games::bomberman as bm;
 
 use shared::msg::{Job, JobExtra, JobFailure, PackageFile, ProgramRef};
 use worker::job::LocalArtifacts;
@@ -13,12 +19,78 @@ use super::store::Store;
 pub struct RedisArtifacts {
     store: Store,
     dir: PathBuf,
+    /// Referee-package digests already fetched and checked on this host.
+    packages: Mutex<HashSet<String>>,
 }
 
 impl RedisArtifacts {
     pub fn new(store: Store, dir: PathBuf) -> std::io::Result<RedisArtifacts> {
         std::fs::create_dir_all(&dir)?;
-        Ok(RedisArtifacts { store, dir })
+        Ok(RedisArtifacts {
+            store,
+            dir,
+            packages: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// For a Bomberman job: fetch its referee package by the job's manifest digest, re-hash
+    /// every file, and check that the package is for the referee this worker runs. A package
+    /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
+    /// another referee is refused.
+    pub async fn referee_package(&self, job: &Job) -> Result<(), JobFailure> {
+        if job.referee_version != bm::VERSION {
+            return Ok(());
+        }
+        let digest = &job.manifest_digest;
+        if self.packages.lock().is_ok_and(|p| p.contains(digest)) {
+            return Ok(());
+        }
+        let text_path = self
+            .fetch_one(&ProgramRef {
+                sha256: digest.clone(),
+                file_name: "referee MANIFEST".into(),
+            })
+            .await?;
+        let text = std::fs::read_to_string(&text_path).map_err(|e| {
+            JobFailure::Infrastructure(format!("reading {}: {e}", text_path.display()))
+        })?;
+        let manifest = shared::manifest::parse_canonical(&text).map_err(|e| {
+            JobFailure::Artifact(format!("the referee manifest {digest} is malformed: {e}"))
+        })?;
+        let mut version = None;
+        for (name, sha) in manifest.iter() {
+            let path = self
+                .fetch_one(&ProgramRef {
+                    sha256: sha.to_string(),
+                    file_name: format!("referee file {name}"),
+                })
+                .await?;
+            if name == "VERSION" {
+                version = std::fs::read_to_string(&path)
+                    .ok()
+                    .map(|v| v.trim().to_string());
+            }
+        }
+        match version {
+            Some(v) if v == bm::VERSION => {}
+            Some(v) => {
+                return Err(JobFailure::Unsupported(format!(
+                    "match {}: the referee package with MANIFEST digest {digest} is for referee {v:?}; this worker runs {:?}",
+                    job.number,
+                    bm::VERSION
+                )))
+            }
+            None => {
+                return Err(JobFailure::Unsupported(format!(
+                    "match {}: the referee package with MANIFEST digest {digest} has no VERSION file",
+                    job.number
+                )))
+            }
+        }
+        if let Ok(mut p) = self.packages.lock() {
+            p.insert(digest.clone());
+        }
+        Ok(())
     }
 
     /// Local files for every seat of the job, verified.

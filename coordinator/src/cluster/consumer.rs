@@ -1,22 +1,25 @@
-//! The stateless cluster worker: serves every tournament announced in Redis, takes jobs from
-//! their RabbitMQ queues (prefetch = slots), checks signature, tournament and referee version
-//! (refusals go to the dead-letter queue with the reason), skips matches already completed,
-//! fetches artifacts by hash, plays through the worker library, publishes the signed report with
-//! a publisher confirm and only then acks the job. SIGTERM: stop taking jobs, finish those that
-//! started, requeue the rest, exit. Lost broker: reconnect with backoff and jitter.
+//! The stateless cluster worker: serves every tournament announced in Redis. It takes a job from
+//! a tournament's RabbitMQ queue only when it has a free slot (`basic.get`, nothing prefetched),
+//! checks signature, tournament and referee version (refusals go to the dead-letter queue with
+//! the reason), skips matches already completed, lists the job in its heartbeat and only then
+//! acknowledges it: from there on the job is this worker's, under a lease the coordinator watches
+//! (a job no live worker lists is published again), so no broker consumer timeout can end a long
+//! match. It fetches artifacts and the referee package by hash, plays through the worker library
+//! and keeps the signed report in an outbox until the broker confirms it, across reconnects; the
+//! job leaves the heartbeat only then. SIGTERM: stop taking jobs, finish those in hand, deliver
+//! their reports, exit. Lost broker: reconnect with backoff and jitter.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use futures_lite::StreamExt;
 use lapin::message::Delivery;
 use lapin::options::*;
 use lapin::types::{AMQPValue, FieldTable, LongString};
-use lapin::{BasicProperties, Channel};
-use tokio::sync::{mpsc, watch, Semaphore};
+use lapin::{BasicProperties, Channel, Connection};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use games::bomberman as bm;
@@ -28,6 +31,11 @@ use super::artifacts::RedisArtifacts;
 use super::store::{Heartbeat, Store};
 use super::{backoff, connect, Names, REASON_HEADER, WORKER_VERSION};
 
+/// How often a worker renews its heartbeat (it expires after `HEARTBEAT_TTL`).
+const BEAT_EVERY: Duration = Duration::from_secs(3);
+/// After SIGTERM, how long a worker keeps trying to deliver finished reports to a lost broker.
+const DELIVER_AFTER_STOP: Duration = Duration::from_secs(120);
+
 /// Everything a worker process is configured with.
 pub struct WorkerConfig {
     pub broker: String,
@@ -36,8 +44,17 @@ pub struct WorkerConfig {
     pub key: FarmKey,
     pub scratch: PathBuf,
     pub id: String,
-    /// Digest of the referee package's MANIFEST this worker has (None: not checked).
+    /// A referee-package digest this worker is pinned to (`--workspace`); None: any package
+    /// whose files verify and whose VERSION is this worker's referee.
     pub manifest_digest: Option<String>,
+}
+
+/// A signed report waiting for the broker's confirm.
+struct Outgoing {
+    queue: String,
+    body: Vec<u8>,
+    label: String,
+    number: u64,
 }
 
 struct Ctx {
@@ -46,15 +63,43 @@ struct Ctx {
     store: Store,
     artifacts: RedisArtifacts,
     slots: Arc<Semaphore>,
+    /// Jobs this worker holds (`<tournament>#<number>`), as its heartbeat lists them.
     current: Mutex<BTreeSet<String>>,
+    outbox: Mutex<Vec<Outgoing>>,
+    /// A match finished (its report is in the outbox).
+    finished: Notify,
     stop: watch::Receiver<bool>,
 }
 
-enum Event {
-    Job(Names, Box<Delivery>),
-    /// The broker cancelled a consumer (its queue was deleted: the tournament is over).
-    Gone(String),
-    Broken(String),
+impl Ctx {
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    fn outbox_len(&self) -> usize {
+        self.outbox.lock().map(|o| o.len()).unwrap_or(0)
+    }
+
+    /// Write the heartbeat now (also called right after taking a job, before acking it).
+    async fn beat(&self) {
+        let hb = Heartbeat {
+            id: self.cfg.id.clone(),
+            host: super::hostname(),
+            slots: self.cfg.slots,
+            current: self
+                .current
+                .lock()
+                .map(|c| c.iter().cloned().collect())
+                .unwrap_or_default(),
+            version: format!(
+                "{WORKER_VERSION} referees {}",
+                worker::job::supported_versions().join(" ")
+            ),
+        };
+        if let Err(e) = self.store.heartbeat(&hb).await {
+            tracing::warn!("heartbeat failed: {e:#}");
+        }
+    }
 }
 
 /// Run the worker until SIGTERM/SIGINT.
@@ -69,7 +114,7 @@ pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
             return;
         };
         tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-        tracing::info!("stopping: finishing matches in progress, requeueing the rest");
+        tracing::info!("stopping: taking no more jobs, finishing the matches in hand");
         let _ = stop_tx.send(true);
     });
     let mut attempt = 0;
@@ -95,17 +140,38 @@ pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
         store,
         artifacts,
         current: Mutex::new(BTreeSet::new()),
+        outbox: Mutex::new(Vec::new()),
+        finished: Notify::new(),
         stop,
     });
-    let beat = tokio::spawn(heartbeats(ctx.clone()));
+    let beat = tokio::spawn({
+        let ctx = ctx.clone();
+        async move {
+            loop {
+                ctx.beat().await;
+                tokio::time::sleep(BEAT_EVERY).await;
+            }
+        }
+    });
     println!("worker {} ready: {} slots", ctx.cfg.id, ctx.cfg.slots);
     let mut attempt = 0u32;
     let mut tasks = JoinSet::new();
+    let mut stopped_at: Option<Instant> = None;
     loop {
-        if *ctx.stop.borrow() {
-            break;
+        if ctx.stopping() {
+            let since = *stopped_at.get_or_insert_with(Instant::now);
+            if tasks.is_empty() && ctx.outbox_len() == 0 {
+                break;
+            }
+            if since.elapsed() > DELIVER_AFTER_STOP {
+                tracing::error!(
+                    undelivered = ctx.outbox_len(),
+                    "giving up delivering reports to the broker; the coordinator will have those matches played again"
+                );
+                break;
+            }
         }
-        let began = std::time::Instant::now();
+        let began = Instant::now();
         match session(ctx.clone(), &mut tasks).await {
             Ok(()) => break,
             Err(e) => {
@@ -116,7 +182,10 @@ pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
                 let wait = backoff(attempt);
                 attempt = (attempt + 1).min(10);
                 let mut stop = ctx.stop.clone();
-                tokio::select! { _ = tokio::time::sleep(wait) => {}, _ = stop.changed() => {} }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {},
+                    _ = stop.changed(), if !ctx.stopping() => {},
+                }
             }
         }
     }
@@ -127,129 +196,132 @@ pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
     Ok(())
 }
 
-async fn heartbeats(ctx: Arc<Ctx>) {
-    loop {
-        let hb = Heartbeat {
-            id: ctx.cfg.id.clone(),
-            host: super::hostname(),
-            slots: ctx.cfg.slots,
-            current: ctx
-                .current
-                .lock()
-                .map(|c| c.iter().cloned().collect())
-                .unwrap_or_default(),
-            version: format!(
-                "{WORKER_VERSION} referees {}",
-                worker::job::supported_versions().join(" ")
-            ),
-        };
-        if let Err(e) = ctx.store.heartbeat(&hb).await {
-            tracing::warn!("heartbeat failed: {e:#}");
-        }
-        tokio::time::sleep(Duration::from_secs(3)).await;
-    }
+async fn open_channel(conn: &Connection) -> Result<Channel> {
+    let ch = conn.create_channel().await?;
+    ch.confirm_select(ConfirmSelectOptions::default()).await?;
+    Ok(ch)
 }
 
 /// One broker connection: Ok(()) after a graceful stop, Err when the connection broke.
 async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()> {
     let conn = connect(&ctx.cfg.broker).await?;
-    let ch = conn.create_channel().await?;
-    ch.confirm_select(ConfirmSelectOptions::default()).await?;
-    ch.basic_qos(
-        ctx.cfg.slots.min(u16::MAX as usize) as u16,
-        BasicQosOptions::default(),
-    )
-    .await?;
+    let mut ch = open_channel(&conn).await?;
     tracing::info!("connected to the broker");
-    let (tx, mut rx) = mpsc::channel::<Event>(ctx.cfg.slots * 2 + 4);
-    let mut served: HashMap<String, String> = HashMap::new();
-    let mut poll = tokio::time::interval(Duration::from_millis(500));
+    let mut served: Vec<Names> = Vec::new();
+    let mut listed = Instant::now() - Duration::from_secs(60);
+    let mut turn = 0usize;
     let mut stop = ctx.stop.clone();
-    let result = loop {
-        tokio::select! {
-            _ = poll.tick() => {
-                let tids = match ctx.store.tournaments().await {
-                    Ok(t) => t,
-                    Err(e) => { tracing::warn!("listing tournaments: {e:#}"); continue; }
-                };
-                for tid in tids {
-                    if served.contains_key(&tid) { continue; }
-                    let names = Names::for_tournament(&tid);
-                    names.declare(&ch).await?;
-                    let tag = format!("{}-{}", ctx.cfg.id, &names.jobs);
-                    let mut consumer = ch
-                        .basic_consume(&names.jobs, &tag, BasicConsumeOptions::default(), FieldTable::default())
-                        .await?;
-                    tracing::info!(queue = %names.jobs, "serving tournament");
-                    served.insert(tid, tag);
-                    let tx = tx.clone();
-                    tokio::spawn(async move {
-                        while let Some(d) = consumer.next().await {
-                            match d {
-                                Ok(d) => if tx.send(Event::Job(names.clone(), Box::new(d))).await.is_err() { return },
-                                Err(e) => { let _ = tx.send(Event::Broken(e.to_string())).await; return }
-                            }
-                        }
-                        let _ = tx.send(Event::Gone(names.tournament.clone())).await;
-                    });
-                }
-            }
-            ev = rx.recv() => match ev {
-                Some(Event::Job(names, d)) => {
-                    if d.redelivered {
-                        crate::metrics::global().redelivered.inc();
-                    }
-                    tasks.spawn(handle(ctx.clone(), ch.clone(), names, *d));
-                }
-                Some(Event::Gone(tid)) => {
-                    tracing::info!(tournament = %tid, "tournament queue gone");
-                    served.remove(&tid);
-                }
-                Some(Event::Broken(e)) => break Err(anyhow::anyhow!("consumer stopped: {e}")),
-                None => break Err(anyhow::anyhow!("consumers stopped")),
-            },
-            _ = stop.changed() => {
-                for tag in served.values() {
-                    let _ = ch.basic_cancel(tag, BasicCancelOptions::default()).await;
-                }
-                // Deliveries already buffered: requeue them (the tasks see the stop flag).
-                while let Ok(ev) = rx.try_recv() {
-                    if let Event::Job(_, d) = ev {
-                        let _ = d.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
-                    }
-                }
-                while tasks.join_next().await.is_some() {}
+    loop {
+        deliver(&ctx, &ch).await?;
+        if ctx.stopping() {
+            if tasks.is_empty() && ctx.outbox_len() == 0 {
                 let _ = ch.close(200, "worker stopping").await;
                 let _ = conn.close(200, "worker stopping").await;
-                break Ok(());
+                return Ok(());
             }
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            tokio::select! {
+                _ = ctx.finished.notified() => {},
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {},
+            }
+            continue;
         }
-    };
-    result
-}
-
-async fn handle(ctx: Arc<Ctx>, ch: Channel, names: Names, d: Delivery) {
-    if let Err(e) = handle_inner(&ctx, &ch, &names, &d).await {
-        tracing::warn!(
-            "job on {}: {e:#} (the broker will redeliver it)",
-            names.jobs
-        );
+        if listed.elapsed() >= Duration::from_millis(500) {
+            listed = Instant::now();
+            refresh(&ctx, &ch, &mut served).await?;
+        }
+        let mut took = false;
+        if let Ok(permit) = ctx.slots.clone().try_acquire_owned() {
+            if let Some(job) = take(&ctx, &mut ch, &conn, &mut served, &mut turn).await? {
+                tasks.spawn(play(ctx.clone(), job, permit));
+                took = true;
+            }
+        }
+        if !took {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {},
+                _ = ctx.finished.notified() => {},
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
+                _ = stop.changed() => {},
+            }
+        }
     }
 }
 
-async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> Result<()> {
+/// Follow the tournaments announced in Redis: declare the queues of new ones, drop ended ones.
+async fn refresh(ctx: &Ctx, ch: &Channel, served: &mut Vec<Names>) -> Result<()> {
+    let tids = match ctx.store.tournaments().await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("listing tournaments: {e:#}");
+            return Ok(());
+        }
+    };
+    served.retain(|n| tids.contains(&n.tournament));
+    for tid in tids {
+        if served.iter().any(|n| n.tournament == tid) {
+            continue;
+        }
+        let names = Names::for_tournament(&tid);
+        names.declare(ch).await?;
+        tracing::info!(queue = %names.jobs, "serving tournament");
+        served.push(names);
+    }
+    Ok(())
+}
+
+/// A job taken off a queue, acked, and listed in the heartbeat.
+struct Taken {
+    names: Names,
+    job: Job,
+    label: String,
+}
+
+/// Take at most one job from the served queues (round robin). A queue deleted under us (its
+/// tournament ended) closes the channel: open another and forget that tournament.
+async fn take(
+    ctx: &Ctx,
+    ch: &mut Channel,
+    conn: &Connection,
+    served: &mut Vec<Names>,
+    turn: &mut usize,
+) -> Result<Option<Taken>> {
+    for i in 0..served.len() {
+        let k = (*turn + i) % served.len();
+        let got = ch
+            .basic_get(&served[k].jobs, BasicGetOptions { no_ack: false })
+            .await;
+        let msg = match got {
+            Ok(Some(m)) => m,
+            Ok(None) => continue,
+            Err(e) if e.to_string().contains("NOT_FOUND") => {
+                tracing::info!(queue = %served[k].jobs, "tournament queue gone");
+                served.remove(k);
+                *ch = open_channel(conn).await?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        *turn = k + 1;
+        let names = served[k].clone();
+        let d = msg.delivery;
+        if d.redelivered {
+            crate::metrics::global().redelivered.inc();
+        }
+        return admit(ctx, ch, names, d).await;
+    }
+    Ok(None)
+}
+
+/// Check a delivery; refuse it to the dead-letter queue, drop it as already completed, or make
+/// it this worker's (listed in the heartbeat, then acked).
+async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Option<Taken>> {
     let job: Job = match codec::decode(&d.data, &ctx.cfg.key) {
         Ok(j) => j,
         Err(e) => {
-            return dead_letter(
-                ctx,
-                ch,
-                names,
-                d,
-                &format!("refused by worker {}: {e}", ctx.cfg.id),
-            )
-            .await
+            let why = format!("refused by worker {}: {e}", ctx.cfg.id);
+            dead_letter(ctx, ch, &names, &d, &why).await?;
+            return Ok(None);
         }
     };
     if job.tournament != names.tournament {
@@ -257,7 +329,8 @@ async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> R
             "job of tournament {} sent to the queue of {}",
             job.tournament, names.tournament
         );
-        return dead_letter(ctx, ch, names, d, &why).await;
+        dead_letter(ctx, ch, &names, &d, &why).await?;
+        return Ok(None);
     }
     if !worker::job::supports(&job.referee_version) {
         let why = format!(
@@ -267,17 +340,17 @@ async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> R
             ctx.cfg.id,
             worker::job::supported_versions()
         );
-        return dead_letter(ctx, ch, names, d, &why).await;
+        dead_letter(ctx, ch, &names, &d, &why).await?;
+        return Ok(None);
     }
-    // The bomberman referee package is this worker's --workspace; other games carry their
-    // package in the job (checked file by file against its digest).
     if let (Some(mine), true) = (&ctx.cfg.manifest_digest, job.referee_version == bm::VERSION) {
         if *mine != job.manifest_digest {
             let why = format!(
-                "match {}: needs the referee package with MANIFEST digest {}; worker {} has {mine}",
+                "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
                 job.number, job.manifest_digest, ctx.cfg.id
             );
-            return dead_letter(ctx, ch, names, d, &why).await;
+            dead_letter(ctx, ch, &names, &d, &why).await?;
+            return Ok(None);
         }
     }
     if ctx
@@ -288,66 +361,127 @@ async fn handle_inner(ctx: &Ctx, ch: &Channel, names: &Names, d: &Delivery) -> R
     {
         tracing::debug!(number = job.number, "already completed; dropped");
         d.acker.ack(BasicAckOptions::default()).await?;
-        return Ok(());
+        return Ok(None);
     }
-    let permit = ctx.slots.clone().acquire_owned().await?;
-    if *ctx.stop.borrow() {
-        drop(permit);
-        d.acker
-            .nack(BasicNackOptions {
-                requeue: true,
-                ..Default::default()
-            })
-            .await?;
-        return Ok(());
-    }
-    let label = format!(
-        "{}#{}",
-        &job.tournament[..job.tournament.len().min(16)],
-        job.number
-    );
+    let label = format!("{}#{}", job.tournament, job.number);
     if let Ok(mut c) = ctx.current.lock() {
         c.insert(label.clone());
     }
-    let report = match ctx.artifacts.fetch(&job).await {
+    // Listed before acked: the coordinator never sees the job neither queued nor held.
+    ctx.beat().await;
+    if let Err(e) = d.acker.ack(BasicAckOptions::default()).await {
+        if let Ok(mut c) = ctx.current.lock() {
+            c.remove(&label);
+        }
+        return Err(e).context("acknowledging a job (the broker will redeliver it)");
+    }
+    Ok(Some(Taken { names, job, label }))
+}
+
+/// Play a taken job and put its signed report in the outbox.
+async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePermit) {
+    let Taken { names, job, label } = taken;
+    let failed = |f| JobReport {
+        tournament: job.tournament.clone(),
+        number: job.number,
+        worker: ctx.runner.worker_id.clone(),
+        seconds: 0.0,
+        outcome: Err(f),
+    };
+    let report = match ctx.artifacts.referee_package(&job).await {
         Err(f) => {
             tracing::warn!(number = job.number, "{f}");
-            JobReport {
-                tournament: job.tournament.clone(),
-                number: job.number,
-                worker: ctx.runner.worker_id.clone(),
-                seconds: 0.0,
-                outcome: Err(f),
+            failed(f)
+        }
+        Ok(()) => match ctx.artifacts.fetch(&job).await {
+            Err(f) => {
+                tracing::warn!(number = job.number, "{f}");
+                failed(f)
             }
-        }
-        Ok(local) => {
-            let runner = ctx.runner.clone();
-            let job = job.clone();
-            tokio::task::spawn_blocking(move || runner.execute(&job, &local)).await?
-        }
+            Ok(local) => {
+                let runner = ctx.runner.clone();
+                let j = job.clone();
+                match tokio::task::spawn_blocking(move || runner.execute(&j, &local)).await {
+                    Ok(r) => r,
+                    Err(e) => failed(shared::msg::JobFailure::Infrastructure(format!(
+                        "the match thread of worker {} died: {e}",
+                        ctx.cfg.id
+                    ))),
+                }
+            }
+        },
     };
     drop(permit);
-    let body = codec::encode(&report, &ctx.cfg.key)?;
-    let confirm = ch
-        .basic_publish(
-            "",
-            &names.results,
-            BasicPublishOptions::default(),
-            &body,
-            persistent(),
-        )
-        .await?
-        .await?;
-    if let Ok(mut c) = ctx.current.lock() {
-        c.remove(&label);
-    }
-    anyhow::ensure!(
-        confirm.is_ack(),
-        "the broker refused the report of match {}",
-        job.number
+    println!(
+        "worker {}: played {label} in {:.1} s{}",
+        ctx.cfg.id,
+        report.seconds,
+        match &report.outcome {
+            Ok(_) => String::new(),
+            Err(f) => format!(" (no result: {f})"),
+        }
     );
-    d.acker.ack(BasicAckOptions::default()).await?;
-    Ok(())
+    match codec::encode(&report, &ctx.cfg.key) {
+        Ok(body) => {
+            if let Ok(mut o) = ctx.outbox.lock() {
+                o.push(Outgoing {
+                    queue: names.results,
+                    body,
+                    label,
+                    number: job.number,
+                });
+            }
+        }
+        Err(e) => {
+            tracing::error!(number = job.number, "cannot encode the report: {e}");
+            if let Ok(mut c) = ctx.current.lock() {
+                c.remove(&label);
+            }
+        }
+    }
+    ctx.finished.notify_one();
+}
+
+/// Publish every report in the outbox; each leaves it (and the heartbeat) once confirmed.
+async fn deliver(ctx: &Ctx, ch: &Channel) -> Result<()> {
+    loop {
+        let next = ctx.outbox.lock().ok().and_then(|o| {
+            o.first()
+                .map(|m| (m.queue.clone(), m.body.clone(), m.number))
+        });
+        let Some((queue, body, number)) = next else {
+            return Ok(());
+        };
+        let confirm = ch
+            .basic_publish(
+                "",
+                &queue,
+                BasicPublishOptions::default(),
+                &body,
+                persistent(),
+            )
+            .await
+            .with_context(|| {
+                format!("publishing the report of match {number} (kept to send again)")
+            })?
+            .await
+            .with_context(|| {
+                format!("confirming the report of match {number} (kept to send again)")
+            })?;
+        anyhow::ensure!(
+            confirm.is_ack(),
+            "the broker refused the report of match {number} (kept to send again)"
+        );
+        let label = ctx.outbox.lock().ok().and_then(|mut o| {
+            let i = o
+                .iter()
+                .position(|m| m.number == number && m.queue == queue)?;
+            Some(o.remove(i).label)
+        });
+        if let (Some(label), Ok(mut c)) = (label, ctx.current.lock()) {
+            c.remove(&label);
+        }
+    }
 }
 
 /// Send a refused job to the dead-letter exchange with the reason, then ack the original.

@@ -1,5 +1,7 @@
-//! The coordinator in cluster mode: load the farm key, upload the bots to Redis by sha256, open
-//! the RabbitMQ transport for this tournament and run the same loop as the embedded farm.
+//! The coordinator in cluster mode: load the farm key, upload the bots and the referee package
+//! (every file of its MANIFEST, and the manifest itself under its digest) to Redis by sha256,
+//! open the RabbitMQ transport for this tournament and run the same loop as the embedded farm.
+//! Workers need nothing local: they fetch the package by the job's digest and check it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +36,37 @@ pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> R
         artifacts.push((h.clone(), e.program.clone()));
         programs.push(ProgramRef::for_file(h, &e.program));
     }
+    // The referee package: its files, and its manifest's canonical text under the digest.
+    let manifest = &plan.identity.engine_manifest;
+    for (name, sha) in manifest.iter() {
+        let path = args.workspace.join(name);
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        anyhow::ensure!(
+            shared::manifest::sha256_hex(&bytes) == sha,
+            "referee package file {} changed since it was checked",
+            path.display()
+        );
+        store.put_artifact(sha, &bytes, false).await?;
+        artifacts.push((sha.to_string(), path));
+    }
+    let manifest_text = shared::manifest::canonical_text(manifest);
+    anyhow::ensure!(
+        shared::manifest::sha256_hex(manifest_text.as_bytes()) == plan.manifest_digest,
+        "the referee package's manifest does not hash to the run's digest"
+    );
+    let manifest_file = plan.output.join(".referee-manifest");
+    crate::fsio::write_atomic(&manifest_file, manifest_text.as_bytes())?;
+    store
+        .put_artifact(&plan.manifest_digest, manifest_text.as_bytes(), false)
+        .await?;
+    artifacts.push((plan.manifest_digest.clone(), manifest_file));
+    let completed: Vec<u64> = plan
+        .done
+        .iter()
+        .chain(&plan.ahead)
+        .filter(|r| r.result.is_some())
+        .map(|r| r.number)
+        .collect();
     let transport = RabbitMq::start(ClusterSpec {
         broker: broker.to_string(),
         key,
@@ -43,6 +76,7 @@ pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> R
         dead_file: Some(plan.output.join("dead-letters.jsonl")),
         confirm_window: 512,
         view_every: Duration::from_secs(10),
+        completed,
     })
     .await?;
     eprintln!("{}", transport.describe());

@@ -42,8 +42,15 @@ pub struct Names {
 }
 
 impl Names {
+    /// Names from the tournament id's first 16 characters (readable in the broker's lists)
+    /// plus 8 hex digits of its sha256, so ids that share a prefix never share queues.
     pub fn for_tournament(tournament: &str) -> Names {
-        let short: String = tournament.chars().take(16).collect();
+        let hash = shared::manifest::sha256_hex(tournament.as_bytes());
+        let short = format!(
+            "{}-{}",
+            tournament.chars().take(16).collect::<String>(),
+            &hash[..8]
+        );
         Names {
             tournament: tournament.to_string(),
             jobs: format!("farm.{short}.jobs"),
@@ -179,4 +186,23 @@ pub fn hostname() -> String {
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "localhost".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_sharing_a_prefix_get_distinct_queues_and_multibyte_ids_are_fine() {
+        let a = Names::for_tournament("qianwang-ladder-a");
+        let b = Names::for_tournament("qianwang-ladder-b");
+        assert_ne!(a.jobs, b.jobs);
+        assert_ne!(a.results, b.results);
+        let c = Names::for_tournament("钳王钳王钳王钳王钳王钳王钳王钳王钳王");
+        assert!(c.jobs.starts_with("farm.钳王"), "{}", c.jobs);
+        assert_eq!(
+            Names::for_tournament("x").jobs,
+            Names::for_tournament("x").jobs
+        );
+    }
 }

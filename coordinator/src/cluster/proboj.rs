@@ -79,6 +79,7 @@ pub async fn run_games(
         dead_file: Some(config.game_root.join("dead-letters.jsonl")),
         confirm_window: 256,
         view_every: Duration::from_secs(10),
+        completed: Vec::new(),
     })
     .await?;
     eprintln!("{}", t.describe());

@@ -1,6 +1,8 @@
 //! The farm's Redis vocabulary: content-addressed artifacts (`farm:art:<sha256>`), the active
 //! tournaments workers serve (`farm:tournaments`), each tournament's completed match numbers
-//! (`farm:t:<id>:done`, for de-duplication), dead-letter reports (`farm:t:<id>:dead`) and worker
+//! (`farm:t:<id>:done`, for de-duplication; only ever a subset of what the coordinator made
+//! durable, and reset from its log at every start), dead-letter reports (`farm:t:<id>:dead`),
+//! the coordinator's ownership lease of a tournament (`farm:t:<id>:owner`, expiring) and worker
 //! heartbeats (`farm:worker:<id>`, expiring).
 
 use anyhow::{Context, Result};
@@ -33,6 +35,10 @@ pub fn artifact_key(sha256: &str) -> String {
 
 fn done_key(tournament: &str) -> String {
     format!("farm:t:{tournament}:done")
+}
+
+fn owner_key(tournament: &str) -> String {
+    format!("farm:t:{tournament}:owner")
 }
 
 fn dead_key(tournament: &str) -> String {
@@ -101,6 +107,79 @@ impl Store {
         Ok(())
     }
 
+    /// Make the completed set exactly `numbers` (what the coordinator's log holds), dropping
+    /// whatever an earlier run of the same tournament left there.
+    pub async fn reset_done(&self, tournament: &str, numbers: &[u64]) -> Result<()> {
+        let mut con = self.con.clone();
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(done_key(tournament)).ignore();
+        for chunk in numbers.chunks(4096) {
+            pipe.sadd(done_key(tournament), chunk).ignore();
+        }
+        let _: () = pipe.query_async(&mut con).await?;
+        Ok(())
+    }
+
+    /// Take a match out of the completed set (it is being played again).
+    pub async fn undo_done(&self, tournament: &str, number: u64) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con.srem(done_key(tournament), number).await?;
+        Ok(())
+    }
+
+    /// Claim or renew the tournament's ownership lease for `holder` (one coordinator per
+    /// tournament): Ok(None) when held now, Ok(Some(other)) when another holder has it.
+    pub async fn claim_owner(
+        &self,
+        tournament: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Option<String>> {
+        let mut con = self.con.clone();
+        let key = owner_key(tournament);
+        let ms = ttl.as_millis().max(1) as u64;
+        let set: Option<String> = redis::cmd("SET")
+            .arg(&key)
+            .arg(holder)
+            .arg("NX")
+            .arg("PX")
+            .arg(ms)
+            .query_async(&mut con)
+            .await?;
+        if set.is_some() {
+            return Ok(None);
+        }
+        let now: Option<String> = con.get(&key).await?;
+        match now {
+            Some(h) if h == holder => {
+                let _: () = con.pexpire(&key, ms as i64).await?;
+                Ok(None)
+            }
+            Some(other) => Ok(Some(other)),
+            // Expired between the two commands: try once more.
+            None => Ok(redis::cmd("SET")
+                .arg(&key)
+                .arg(holder)
+                .arg("NX")
+                .arg("PX")
+                .arg(ms)
+                .query_async::<Option<String>>(&mut con)
+                .await?
+                .map_or(Some("another coordinator".to_string()), |_| None)),
+        }
+    }
+
+    /// Give the ownership lease up (if `holder` still has it).
+    pub async fn release_owner(&self, tournament: &str, holder: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let key = owner_key(tournament);
+        let now: Option<String> = con.get(&key).await?;
+        if now.as_deref() == Some(holder) {
+            let _: () = con.del(&key).await?;
+        }
+        Ok(())
+    }
+
     pub async fn is_done(&self, tournament: &str, number: u64) -> Result<bool> {
         let mut con = self.con.clone();
         Ok(con.sismember(done_key(tournament), number).await?)
@@ -122,7 +201,11 @@ impl Store {
         let mut con = self.con.clone();
         let _: () = con.srem(TOURNAMENTS, tournament).await?;
         let _: () = con
-            .del(&[done_key(tournament), dead_key(tournament)])
+            .del(&[
+                done_key(tournament),
+                dead_key(tournament),
+                owner_key(tournament),
+            ])
             .await?;
         Ok(())
     }

@@ -34,9 +34,10 @@ pub struct WorkerArgs {
     /// Serve Prometheus metrics at http://HOST:PORT/metrics (port 0: any free port).
     #[arg(long, env = "FARM_METRICS_ADDR", value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
-    /// The referee package this worker satisfies (its MANIFEST.json is checked at start; jobs
-    /// with another MANIFEST digest are refused to the dead-letter queue). Default:
-    /// workspace/bomberman when that folder exists, else only the referee version is checked.
+    /// Pin this worker to one referee package (its MANIFEST.json is checked at start; jobs with
+    /// another MANIFEST digest are refused to the dead-letter queue). Not needed: without it the
+    /// worker fetches each job's package from Redis by its digest, re-hashes every file and
+    /// checks that the package's VERSION is the referee it runs.
     #[arg(long, env = "FARM_WORKSPACE", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     #[command(flatten)]
@@ -63,16 +64,9 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
             .unwrap_or_else(default_cache_dir)
             .join("worker")
     });
-    let workspace = args.workspace.clone().or_else(|| {
-        let d = PathBuf::from("workspace/bomberman");
-        d.join(crate::workspace::MANIFEST).exists().then_some(d)
-    });
-    let manifest_digest = match &workspace {
+    let manifest_digest = match &args.workspace {
         Some(dir) => Some(crate::workspace::digest(&crate::workspace::check(dir)?)),
-        None => {
-            tracing::warn!("no referee package (--workspace): only referee versions are checked");
-            None
-        }
+        None => None,
     };
     let runner = BotPrep::new(&args.sandbox)?.into_runner(id.clone());
     let cfg = WorkerConfig {

@@ -289,6 +289,7 @@ async fn run_farm(
                     dead_file: None,
                     confirm_window: 256,
                     view_every: Duration::from_secs(300),
+                    completed: Vec::new(),
                 })
                 .await?;
                 anyhow::Ok((t, uploads))

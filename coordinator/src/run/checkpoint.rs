@@ -4,6 +4,12 @@
 //! line (crash mid-write) is cut off on resume, and the operator is told. A failed match that is
 //! played again (`--redo-failed`) is appended later as a line with the same number that replaces
 //! the failed one; every other line must follow schedule order.
+//!
+//! A result that arrives ahead of an earlier match is not kept in memory only: it goes to the
+//! side journal `results.ahead.jsonl` (fsynced with the log), so that a result is durable before
+//! it is acknowledged or marked completed, whatever order results arrive in. A resumed run takes
+//! the journal's rows back (they move into the log once the gap before them is filled), and the
+//! journal is emptied whenever nothing waits.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -16,6 +22,8 @@ use serde_json::Value;
 
 /// File name of the log inside the output folder.
 pub const LOG_NAME: &str = "results.jsonl";
+/// File name of the side journal of results that arrived ahead of an earlier match.
+pub const AHEAD_NAME: &str = "results.ahead.jsonl";
 
 /// One line of the log: a scored match or a match that could not be played.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -36,6 +44,8 @@ pub struct Recovered {
     pub rows: Vec<Row>,
     /// Set when a torn tail was cut off: how many bytes.
     pub torn_bytes: Option<u64>,
+    /// Durable results past the end of `rows` (from the side journal), by number, one each.
+    pub ahead: Vec<Row>,
 }
 
 /// Read the log, cutting off a torn last line. A malformed line before the last is an error
@@ -47,6 +57,7 @@ pub fn recover(path: &Path) -> Result<Recovered> {
             return Ok(Recovered {
                 rows: Vec::new(),
                 torn_bytes: None,
+                ahead: recover_ahead(path, 0)?,
             })
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
@@ -110,16 +121,62 @@ pub fn recover(path: &Path) -> Result<Recovered> {
             .with_context(|| format!("cutting the torn tail of {}", path.display()))?;
         f.sync_all()?;
     }
+    let ahead = recover_ahead(path, rows.len() as u64)?;
     Ok(Recovered {
         rows,
         torn_bytes: torn,
+        ahead,
     })
+}
+
+/// The journal beside the log at `log_path`.
+pub fn ahead_path(log_path: &Path) -> PathBuf {
+    log_path.with_file_name(AHEAD_NAME)
+}
+
+/// The journal's whole rows numbered after `done` (the log's length), sorted, one per number;
+/// a torn last line is ignored (it was never synced, so never acknowledged). Rows at or below
+/// `done` already moved into the log.
+fn recover_ahead(log_path: &Path, done: u64) -> Result<Vec<Row>> {
+    let path = ahead_path(log_path);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut rows = BTreeMap::new();
+    let mut lines = bytes.split(|&b| b == b'\n').peekable();
+    let mut line_no = 0;
+    while let Some(line) = lines.next() {
+        line_no += 1;
+        let last = lines.peek().is_none();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Row>(line) {
+            Ok(row) if row.number > done => {
+                rows.entry(row.number).or_insert(row);
+            }
+            Ok(_) => {}
+            Err(_) if last => {} // torn tail: never synced, never acknowledged
+            Err(e) => bail!(
+                "{} line {line_no} is not a valid result record ({e}); the journal is damaged. Move it aside to play those matches again",
+                path.display()
+            ),
+        }
+    }
+    Ok(rows.into_values().collect())
 }
 
 /// Appends rows in schedule order, whatever order they arrive in.
 pub struct Log {
     path: PathBuf,
     out: BufWriter<File>,
+    /// The side journal of rows written ahead of `next`.
+    ahead: BufWriter<File>,
+    ahead_unsynced: usize,
+    /// Bytes in the journal (0: nothing to empty).
+    ahead_bytes: u64,
     /// Next schedule number to append.
     next: u64,
     /// Rows that arrived ahead of `next`.
@@ -130,21 +187,49 @@ pub struct Log {
 }
 
 impl Log {
-    /// Open for appending after `done` rows already in the file.
-    pub fn open(path: &Path, done: u64) -> Result<Log> {
+    /// Open for appending after `done` rows already in the file, with `ahead` (durable rows
+    /// past them, from [`recover`]) waiting for their turn. The journal is rewritten to hold
+    /// exactly `ahead`.
+    pub fn open(path: &Path, done: u64, ahead: &[Row]) -> Result<Log> {
         let f = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        Ok(Log {
+        let jpath = ahead_path(path);
+        let mut text = Vec::new();
+        for row in ahead {
+            serde_json::to_writer(&mut text, row)?;
+            text.push(b'\n');
+        }
+        crate::fsio::write_atomic(&jpath, &text)?;
+        let j = OpenOptions::new()
+            .append(true)
+            .open(&jpath)
+            .with_context(|| format!("opening {}", jpath.display()))?;
+        let mut log = Log {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 16, f),
+            ahead: BufWriter::with_capacity(1 << 16, j),
+            ahead_unsynced: 0,
+            ahead_bytes: text.len() as u64,
             next: done + 1,
             waiting: BTreeMap::new(),
             redo: Default::default(),
             unsynced: 0,
-        })
+        };
+        for row in ahead {
+            if row.number > done {
+                log.waiting.insert(row.number, row.clone());
+            }
+        }
+        Ok(log)
+    }
+
+    /// Rows that were durable ahead of the log when it was opened, or pushed since, that are
+    /// still waiting for an earlier match (their numbers, sorted).
+    pub fn waiting_numbers(&self) -> Vec<u64> {
+        self.waiting.keys().copied().collect()
     }
 
     /// Let a failed match already in the log be written again (its new line replaces it).
@@ -177,6 +262,15 @@ impl Log {
             self.write(&row)?;
             return Ok(vec![row]);
         }
+        if row.number != self.next {
+            let mut line = serde_json::to_vec(&row)?;
+            line.push(b'\n');
+            self.ahead
+                .write_all(&line)
+                .with_context(|| format!("writing {}", ahead_path(&self.path).display()))?;
+            self.ahead_unsynced += 1;
+            self.ahead_bytes += line.len() as u64;
+        }
         self.waiting.insert(row.number, row);
         let mut ready = Vec::new();
         while let Some(row) = self.waiting.remove(&self.next) {
@@ -187,19 +281,38 @@ impl Log {
         Ok(ready)
     }
 
-    /// Make everything written so far durable (no-op when nothing is pending).
+    /// Make everything pushed so far durable, in the log or in the journal (no-op when nothing
+    /// is pending). Once nothing waits, the journal is emptied (its rows are all in the log).
     pub fn sync(&mut self) -> Result<()> {
-        if self.unsynced == 0 {
-            return Ok(());
+        if self.ahead_unsynced > 0 {
+            let jpath = ahead_path(&self.path);
+            self.ahead
+                .flush()
+                .with_context(|| format!("flushing {}", jpath.display()))?;
+            self.ahead
+                .get_ref()
+                .sync_data()
+                .with_context(|| format!("syncing {}", jpath.display()))?;
+            self.ahead_unsynced = 0;
         }
-        self.out
-            .flush()
-            .with_context(|| format!("flushing {}", self.path.display()))?;
-        self.out
-            .get_ref()
-            .sync_data()
-            .with_context(|| format!("syncing {}", self.path.display()))?;
-        self.unsynced = 0;
+        if self.unsynced > 0 {
+            self.out
+                .flush()
+                .with_context(|| format!("flushing {}", self.path.display()))?;
+            self.out
+                .get_ref()
+                .sync_data()
+                .with_context(|| format!("syncing {}", self.path.display()))?;
+            self.unsynced = 0;
+        }
+        if self.waiting.is_empty() && self.ahead_bytes > 0 {
+            let jpath = ahead_path(&self.path);
+            let f = self.ahead.get_ref();
+            f.set_len(0)
+                .and_then(|_| f.sync_data())
+                .with_context(|| format!("emptying {}", jpath.display()))?;
+            self.ahead_bytes = 0;
+        }
         Ok(())
     }
 
@@ -231,7 +344,7 @@ mod tests {
     fn writes_in_schedule_order_and_recovers() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(LOG_NAME);
-        let mut log = Log::open(&p, 0).unwrap();
+        let mut log = Log::open(&p, 0, &[]).unwrap();
         assert!(log.push(row(2)).unwrap().is_empty());
         assert!(log.push(row(3)).unwrap().is_empty());
         let ready = log.push(row(1)).unwrap();
@@ -251,10 +364,71 @@ mod tests {
     }
 
     #[test]
+    fn results_ahead_of_the_log_are_durable_before_their_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(LOG_NAME);
+        let mut log = Log::open(&p, 0, &[]).unwrap();
+        assert!(log.push(row(3)).unwrap().is_empty());
+        assert!(log.push(row(2)).unwrap().is_empty());
+        log.sync().unwrap();
+        // The coordinator dies here (after acking 2 and 3): they must not be lost.
+        drop(log);
+        let rec = recover(&p).unwrap();
+        assert!(rec.rows.is_empty());
+        assert_eq!(
+            rec.ahead.iter().map(|r| r.number).collect::<Vec<_>>(),
+            [2, 3]
+        );
+        let mut log = Log::open(&p, 0, &rec.ahead).unwrap();
+        assert_eq!(log.waiting_numbers(), [2, 3]);
+        assert!(log.has(2) && log.has(3) && !log.has(1));
+        let ready = log.push(row(1)).unwrap();
+        assert_eq!(
+            ready.iter().map(|r| r.number).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        log.sync().unwrap();
+        assert_eq!(
+            std::fs::metadata(ahead_path(&p)).unwrap().len(),
+            0,
+            "the journal is emptied once nothing waits"
+        );
+        drop(log);
+        let rec = recover(&p).unwrap();
+        assert_eq!(rec.rows.len(), 3);
+        assert!(rec.ahead.is_empty());
+    }
+
+    #[test]
+    fn a_torn_journal_line_is_ignored_and_rows_already_logged_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(LOG_NAME);
+        let mut log = Log::open(&p, 0, &[]).unwrap();
+        log.push(row(1)).unwrap();
+        log.push(row(3)).unwrap();
+        log.sync().unwrap();
+        drop(log);
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(ahead_path(&p))
+            .unwrap();
+        f.write_all(b"{\"match\":4,\"si").unwrap();
+        drop(f);
+        let rec = recover(&p).unwrap();
+        assert_eq!(rec.rows.len(), 1);
+        assert_eq!(rec.ahead.len(), 1);
+        assert_eq!(rec.ahead[0].number, 3);
+        // A fresh run over the same folder starts with an empty journal.
+        let log = Log::open(&p, 1, &[]).unwrap();
+        assert!(log.waiting_numbers().is_empty());
+        assert_eq!(std::fs::metadata(ahead_path(&p)).unwrap().len(), 0);
+    }
+
+    #[test]
     fn torn_tail_is_cut_and_reported_but_damage_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(LOG_NAME);
-        let mut log = Log::open(&p, 0).unwrap();
+        let mut log = Log::open(&p, 0, &[]).unwrap();
         log.push(row(1)).unwrap();
         log.push(row(2)).unwrap();
         log.sync().unwrap();

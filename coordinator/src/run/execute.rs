@@ -73,8 +73,9 @@ pub async fn drive<T: Transport>(
         }
     }
     pending.extend(failed_before.iter().copied());
-    pending.extend((plan.done.len() as u64 + 1)..=total);
-    let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64)?;
+    let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64, &plan.ahead)?;
+    let durable_ahead: std::collections::HashSet<u64> = log.waiting_numbers().into_iter().collect();
+    pending.extend(((plan.done.len() as u64 + 1)..=total).filter(|n| !durable_ahead.contains(n)));
     for n in &failed_before {
         log.allow_redo(*n);
     }

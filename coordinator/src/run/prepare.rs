@@ -32,6 +32,8 @@ pub struct Plan {
     pub report_every: u64,
     /// Results already in the log (resume), in schedule order.
     pub done: Vec<Row>,
+    /// Durable results past `done` (resume: the log's side journal), waiting for their turn.
+    pub ahead: Vec<Row>,
     /// Held for the whole run: the output folder's lock.
     pub lock: Option<File>,
     /// Tournament id carried by every job (results of other runs are dropped).
@@ -187,6 +189,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
     let tournament = shared::manifest::sha256_hex(serde_json::to_string(&identity)?.as_bytes());
 
     let mut done = Vec::new();
+    let mut ahead = Vec::new();
     let lock;
     if args.resume {
         lock = Some(lock_output(&output)?);
@@ -211,10 +214,19 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
                 schedule.len()
             );
         }
-        for row in &rec.rows {
+        if let Some(row) = rec.ahead.iter().find(|r| r.number > schedule.len() as u64) {
+            bail!(
+                "{}: a saved result for match {} of a schedule of {}",
+                checkpoint::AHEAD_NAME,
+                row.number,
+                schedule.len()
+            );
+        }
+        for row in rec.rows.iter().chain(&rec.ahead) {
             check_saved(row, &schedule, &names, &bot_hashes, &output)?;
         }
         done = rec.rows;
+        ahead = rec.ahead;
     } else {
         std::fs::create_dir_all(&output)
             .with_context(|| format!("creating {}", output.display()))?;
@@ -240,6 +252,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         workers,
         report_every: args.report_every as u64,
         done,
+        ahead,
         lock,
         tournament,
     })

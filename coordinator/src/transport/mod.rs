@@ -4,6 +4,7 @@
 
 pub mod embedded;
 pub mod rabbitmq;
+pub mod watch;
 
 use shared::msg::{Job, JobReport};
 

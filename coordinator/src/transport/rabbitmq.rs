@@ -3,8 +3,14 @@
 //! come back on the results queue and are acked only after the coordinator made them durable;
 //! dead letters (poison jobs past the delivery limit, jobs a worker refused) become failed
 //! reports with their reason, and anything unreadable is listed in `dead-letters.jsonl`. A lost
-//! broker connection is re-established with backoff and every unanswered job is published again
-//! (duplicates are harmless: results are idempotent by match number).
+//! broker connection is re-established with backoff and every job whose publish was not confirmed
+//! is published again (duplicates are harmless: results are idempotent by match number).
+//!
+//! Workers take a job off the queue when they start it, so the broker's consumer timeout never
+//! ends a long match; the jobs they hold are in their heartbeats, and [`watch`](super::watch)
+//! publishes again any job no live worker holds while the queue is empty. At start the
+//! tournament's ownership lease is taken (one coordinator per tournament) and its completed set
+//! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -22,6 +28,7 @@ use tokio::sync::mpsc;
 use shared::codec::{self, FarmKey};
 use shared::msg::{Job, JobFailure, JobReport};
 
+use super::watch::{self, Verdict, Watch};
 use super::{Delivery, Transport};
 use crate::cluster::consumer::persistent;
 use crate::cluster::store::Store;
@@ -44,7 +51,13 @@ pub struct ClusterSpec {
     pub confirm_window: usize,
     /// Print the live-worker view this often.
     pub view_every: Duration,
+    /// Matches whose result is already durable in the coordinator's log: the completed set is
+    /// reset to exactly these.
+    pub completed: Vec<u64>,
 }
+
+/// How long a coordinator's ownership lease of a tournament lasts without renewal.
+pub const OWNER_TTL: Duration = Duration::from_secs(10);
 
 enum Event {
     Report {
@@ -53,6 +66,11 @@ enum Event {
         report: JobReport,
     },
     Dead {
+        number: u64,
+        reason: String,
+    },
+    /// Lost with its workers too often: reported failed.
+    Lost {
         number: u64,
         reason: String,
     },
@@ -81,6 +99,10 @@ pub struct RabbitMq {
     last_house: Instant,
     last_view: Instant,
     published: u64,
+    watch: Watch,
+    owner: String,
+    /// Jobs whose publish failed before the broker could confirm it (sent again on reconnect).
+    unsent: Vec<u64>,
 }
 
 impl RabbitMq {
@@ -102,7 +124,17 @@ impl RabbitMq {
             last_house: Instant::now(),
             last_view: Instant::now(),
             published: 0,
+            watch: Watch::new(),
+            owner: owner_token(),
+            unsent: Vec::new(),
         };
+        t.take_ownership().await?;
+        let completed = std::mem::take(&mut t.spec.completed);
+        t.spec
+            .store
+            .reset_done(&t.spec.tournament, &completed)
+            .await
+            .context("resetting the completed set in Redis")?;
         t.open().await?;
         if let Some(l) = &t.link {
             let purged =
@@ -118,6 +150,44 @@ impl RabbitMq {
 
     pub fn names(&self) -> &Names {
         &self.names
+    }
+
+    /// Take the tournament's ownership lease, waiting out the lease of a coordinator that was
+    /// killed (it expires within [`OWNER_TTL`]); refuse when another one keeps renewing it.
+    async fn take_ownership(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let mut told = false;
+        loop {
+            let other = self
+                .spec
+                .store
+                .claim_owner(&self.spec.tournament, &self.owner, OWNER_TTL)
+                .await
+                .context("taking the tournament's lease in Redis")?;
+            let Some(other) = other else { return Ok(()) };
+            if holder_is_dead(&other) {
+                tracing::info!(holder = %other, "taking over from a coordinator that is gone");
+                self.spec
+                    .store
+                    .release_owner(&self.spec.tournament, &other)
+                    .await?;
+                continue;
+            }
+            if started.elapsed() > OWNER_TTL * 2 {
+                anyhow::bail!(
+                    "another coordinator ({other}) is running tournament {} (same bots, schedule and referee) on this broker and Redis; stop it first, or give this run other bots, seeds or --seed",
+                    self.spec.tournament
+                );
+            }
+            if !told {
+                eprintln!(
+                    "waiting for the lease of coordinator {other} on this tournament to expire (at most {} s)",
+                    OWNER_TTL.as_secs() * 2
+                );
+                told = true;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 
     async fn open(&mut self) -> Result<()> {
@@ -160,7 +230,6 @@ impl RabbitMq {
             self.spec.store.clone(),
             self.spec.dead_file.clone(),
         ));
-        self.confirms.clear();
         self.link = Some(Link { conn, ch });
         Ok(())
     }
@@ -184,11 +253,19 @@ impl RabbitMq {
                 }
             }
         }
-        let mut again: Vec<Job> = self.unanswered.values().cloned().collect();
-        again.sort_by_key(|j| j.number);
+        // Jobs whose publish was not confirmed may be lost; confirmed ones are in the durable
+        // queue or with a worker (and the watch catches any the broker lost after all).
+        let mut unconfirmed: Vec<u64> = self.confirms.drain(..).map(|(n, _)| n).collect();
+        unconfirmed.append(&mut self.unsent);
+        unconfirmed.sort_unstable();
+        unconfirmed.dedup();
+        let again: Vec<Job> = unconfirmed
+            .iter()
+            .filter_map(|n| self.unanswered.get(n).cloned())
+            .collect();
         tracing::info!(
             jobs = again.len(),
-            "reconnected; publishing unanswered jobs again"
+            "reconnected; publishing unconfirmed jobs again"
         );
         for job in again {
             self.send(&job).await?;
@@ -200,6 +277,7 @@ impl RabbitMq {
     async fn send(&mut self, job: &Job) -> Result<()> {
         let body = codec::encode(job, &self.spec.key)?;
         let Some(link) = &self.link else {
+            self.unsent.push(job.number);
             return Box::pin(self.recover("no connection")).await;
         };
         let sent = link
@@ -217,7 +295,10 @@ impl RabbitMq {
                 self.confirms.push_back((job.number, c));
                 self.published += 1;
             }
-            Err(e) => return Box::pin(self.recover(&e.to_string())).await,
+            Err(e) => {
+                self.unsent.push(job.number);
+                return Box::pin(self.recover(&e.to_string())).await;
+            }
         }
         while self.confirms.len() > self.spec.confirm_window {
             self.await_confirm().await?;
@@ -238,7 +319,10 @@ impl RabbitMq {
                 }
                 Ok(())
             }
-            Err(e) => Box::pin(self.recover(&e.to_string())).await,
+            Err(e) => {
+                self.unsent.push(n);
+                Box::pin(self.recover(&e.to_string())).await
+            }
         }
     }
 
@@ -259,6 +343,7 @@ impl RabbitMq {
             } => {
                 if report.tournament == self.spec.tournament {
                     self.unanswered.remove(&report.number);
+                    self.watch.answered(report.number);
                 }
                 if matches!(report.outcome, Err(JobFailure::Artifact(_))) {
                     self.reupload = true;
@@ -268,8 +353,9 @@ impl RabbitMq {
                     tag: (generation << TAG_BITS) | (tag & TAG_MASK),
                 })
             }
-            Event::Dead { number, reason } => {
+            Event::Dead { number, reason } | Event::Lost { number, reason } => {
                 self.unanswered.remove(&number);
+                self.watch.answered(number);
                 Some(Delivery {
                     report: JobReport {
                         tournament: self.spec.tournament.clone(),
@@ -297,13 +383,31 @@ impl RabbitMq {
         }
     }
 
-    /// Keep Redis whole (tournament announced, artifacts present) and show the workers.
-    async fn housekeeping(&mut self) {
+    /// Keep Redis whole (lease renewed, tournament announced, artifacts present), publish lost
+    /// jobs again, and show the workers.
+    async fn housekeeping(&mut self) -> Result<()> {
         self.last_house = Instant::now();
+        match self
+            .spec
+            .store
+            .claim_owner(&self.spec.tournament, &self.owner, OWNER_TTL)
+            .await
+        {
+            Ok(None) => {}
+            Ok(Some(other)) => anyhow::bail!(
+                "coordinator {other} took over tournament {}; this one stops",
+                self.spec.tournament
+            ),
+            Err(e) => {
+                tracing::warn!("Redis: {e:#}");
+                return Ok(());
+            }
+        }
         if let Err(e) = self.spec.store.register(&self.spec.tournament).await {
             tracing::warn!("Redis: {e:#}");
-            return;
+            return Ok(());
         }
+        self.watch_lost().await?;
         let overwrite = std::mem::take(&mut self.reupload);
         for (sha, path) in &self.spec.artifacts {
             let present = !overwrite && self.spec.store.has_artifact(sha).await.unwrap_or(false);
@@ -329,6 +433,88 @@ impl RabbitMq {
             self.last_view = Instant::now();
             eprintln!("{}", self.view().await);
         }
+        Ok(())
+    }
+
+    /// Publish again the jobs that no live worker holds while the queue is empty (see
+    /// [`watch`]); report failed the ones lost too often. Skipped while Redis or the broker
+    /// cannot be asked (nothing is concluded from missing information).
+    async fn watch_lost(&mut self) -> Result<()> {
+        if self.unanswered.is_empty() {
+            return Ok(());
+        }
+        let Some(link) = &self.link else {
+            return Ok(());
+        };
+        let queued = match link
+            .ch
+            .queue_declare(
+                &self.names.jobs,
+                QueueDeclareOptions {
+                    passive: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+        {
+            Ok(q) => q.message_count(),
+            Err(e) => {
+                tracing::debug!("jobs queue depth: {e}");
+                return Ok(());
+            }
+        };
+        let workers = match self.spec.store.workers().await {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("Redis: {e:#}");
+                return Ok(());
+            }
+        };
+        let held = watch::held_numbers(
+            &self.spec.tournament,
+            workers
+                .iter()
+                .flat_map(|w| w.current.iter().map(|s| s.as_str())),
+        );
+        let verdicts = self.watch.observe(
+            Instant::now(),
+            self.unanswered.keys().copied(),
+            &held,
+            queued,
+        );
+        for v in verdicts {
+            match v {
+                Verdict::Republish { number, losses } => {
+                    let Some(job) = self.unanswered.get(&number).cloned() else {
+                        continue;
+                    };
+                    tracing::warn!(
+                        number,
+                        losses,
+                        "match lost with its worker (no live worker holds it, the queue is empty); publishing it again"
+                    );
+                    crate::metrics::global().retried.inc();
+                    if let Err(e) = self
+                        .spec
+                        .store
+                        .undo_done(&self.spec.tournament, number)
+                        .await
+                    {
+                        tracing::warn!("Redis: {e:#}");
+                    }
+                    self.send(&job).await?;
+                }
+                Verdict::Fail { number, losses } => {
+                    let reason = format!(
+                        "lost {losses} times: every worker that took it died or vanished before its result arrived"
+                    );
+                    tracing::error!(number, "{reason}");
+                    let _ = self.tx.try_send(Event::Lost { number, reason });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// "cluster: 2 live workers (...); 12 jobs in flight".
@@ -360,7 +546,7 @@ impl RabbitMq {
 impl Transport for RabbitMq {
     async fn publish(&mut self, job: Job) -> Result<()> {
         if self.reupload {
-            self.housekeeping().await;
+            self.housekeeping().await?;
         }
         self.unanswered.insert(job.number, job.clone());
         self.send(&job).await
@@ -372,7 +558,7 @@ impl Transport for RabbitMq {
                 self.recover("connection closed").await?;
             }
             if self.reupload || self.last_house.elapsed() >= Duration::from_secs(2) {
-                self.housekeeping().await;
+                self.housekeeping().await?;
             }
             let wait = Duration::from_secs(2).saturating_sub(self.last_house.elapsed());
             tokio::select! {
@@ -442,6 +628,33 @@ impl Transport for RabbitMq {
             crate::cluster::redact(&self.spec.broker),
             self.names.jobs
         )
+    }
+}
+
+/// Who holds a tournament: `host:pid:random`, unique per coordinator process.
+fn owner_token() -> String {
+    format!(
+        "{}:{}:{:016x}",
+        crate::cluster::hostname(),
+        std::process::id(),
+        rand::random::<u64>()
+    )
+}
+
+/// True when `holder` was a coordinator on this host that is certainly gone: its pid is ours
+/// (an earlier incarnation in the same container) or no longer exists.
+fn holder_is_dead(holder: &str) -> bool {
+    let mut parts = holder.rsplitn(3, ':');
+    let (Some(_token), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    if host != crate::cluster::hostname() {
+        return false;
+    }
+    match pid.parse::<u32>() {
+        Ok(p) if p == std::process::id() => true,
+        Ok(p) => !std::path::Path::new(&format!("/proc/{p}")).exists(),
+        Err(_) => false,
     }
 }
 

@@ -266,9 +266,7 @@ impl Farm {
                 BROKER,
                 "--redis",
                 &self.redis_url(),
-                "--output",
             ])
-            .arg(self.output())
             .args(extra)
             .env("FARM_KEY", KEY)
             .stdout(Stdio::null());
@@ -276,12 +274,20 @@ impl Farm {
     }
 
     pub fn start_cluster(&self, extra: &[&str]) -> Proc {
+        self.start_cluster_at(&self.output(), extra)
+    }
+
+    /// The scenario's coordinator, writing into `output` (its log appends to the same file).
+    pub fn start_cluster_at(&self, output: &Path, extra: &[&str]) -> Proc {
         let log = self.dir.path().join("coordinator.log");
-        let child = self
-            .coordinator(extra)
-            .stderr(File::create(log.with_extension("err")).unwrap())
-            .spawn()
+        let err = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log.with_extension("err"))
             .unwrap();
+        let mut cmd = self.coordinator(extra);
+        cmd.arg("--output").arg(output);
+        let child = cmd.stderr(err).spawn().unwrap();
         Proc {
             child: Some(child),
             log,
@@ -435,6 +441,22 @@ impl Proc {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// Wait at most `limit`; past it the process is killed and the status is None.
+    pub fn wait_limit(&mut self, limit: Duration) -> Output {
+        let t0 = Instant::now();
+        while self.running() && t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if self.running() {
+            self.kill9();
+            return Output {
+                status: None,
+                stderr: self.stderr(),
+            };
+        }
+        self.wait()
     }
 
     pub fn wait(&mut self) -> Output {
