@@ -160,7 +160,9 @@ impl BotPrep {
                 _ => {
                     let failed = match self.prepare(entry) {
                         Ok(_) => None,
-                        Err(PrepError::Compile { message, .. }) => Some(message),
+                        Err(PrepError::Compile { message, .. }) => {
+                            Some(message.trim_end().to_string())
+                        }
                         Err(other) => return Err(other),
                     };
                     if entry.is_source() {
