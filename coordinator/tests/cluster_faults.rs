@@ -298,3 +298,37 @@ fn soak_of_combined_faults_loses_nothing() {
         );
     }
 }
+
+#[test]
+fn a_worker_needs_no_local_referee_package() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("nopkg", 1);
+    // A worker started in an empty folder: no workspace/, no bots/; everything from Redis.
+    let empty = tempfile::tempdir().unwrap();
+    let log = t.dir.path().join("worker-bare.log");
+    let child = Command::new(farm())
+        .current_dir(empty.path())
+        .args(["worker", "--broker", BROKER, "--redis", &t.redis_url()])
+        .args(["--slots", "2", "--id", "nopkg-bare", "--scratch"])
+        .arg(t.dir.path().join("scratch-bare"))
+        .env("FARM_KEY", KEY)
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+        .spawn()
+        .unwrap();
+    let w = Proc {
+        child: Some(child),
+        log,
+    };
+    let out = t
+        .start_cluster(&["--seeds", "1"])
+        .wait_limit(Duration::from_secs(300));
+    let logs = w.stop();
+    assert_eq!(out.status, Some(0), "{}\nworker:\n{logs}", out.stderr);
+    assert_eq!(t.logged_rows(), 12, "{}", out.stderr);
+    assert!(
+        !logs.contains("no referee package"),
+        "the worker wants a local package:\n{logs}"
+    );
+    t.assert_queues_gone();
+}

@@ -225,6 +225,10 @@ pub async fn drive<T: Transport>(
         );
         return Ok(ExitCode::from(3));
     }
+    if let Some(why) = live.verdict() {
+        eprintln!("{why}");
+        return Ok(ExitCode::from(4));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

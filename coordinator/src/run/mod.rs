@@ -1,6 +1,7 @@
 //! `farm run`: a whole tournament, with the flags and files of the reference evaluate.py
 //! (same checks, same outputs, same numbers), dispatched through a transport (embedded by
-//! default), checkpointed in schedule order and rated live with Bradley–Terry.
+//! default), checkpointed in schedule order and rated live with Bradley–Terry. Like the
+//! reference run.py, every `.cpp` entrant is compiled before anything is scheduled or played.
 
 pub mod checkpoint;
 pub mod execute;
@@ -44,7 +45,8 @@ pub struct RunArgs {
     /// Output folder (must not exist, unless --resume).
     #[arg(long, value_name = "DIR")]
     pub output: PathBuf,
-    /// Write schedule.json and identity.json, then stop without running any bot.
+    /// Compile the bots, write schedule.json and identity.json, then stop without running any
+    /// bot.
     #[arg(long)]
     pub plan_only: bool,
     /// A frozen slot schedule (JSON: sizes, entries with size/seed/slots, baseline_slot,
@@ -57,6 +59,13 @@ pub struct RunArgs {
     /// With --resume: play again the matches that failed (infrastructure) last time.
     #[arg(long, requires = "resume")]
     pub redo_failed: bool,
+    /// Play even if some .cpp entrants do not compile. Each such bot is eliminated at turn 0 in
+    /// every one of its matches and those matches do not count for scoring; 汇总.md, bt.json and
+    /// the final output name these bots. Without this flag the run compiles every entrant first
+    /// and stops, playing nothing, with the compiler's message for each bot that does not
+    /// compile. A host that cannot compile at all stops the run either way.
+    #[arg(long)]
+    pub allow_compile_failures: bool,
     /// Concurrent matches (default: number of cores).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<i64>,

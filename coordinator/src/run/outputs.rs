@@ -1,6 +1,10 @@
 //! The run's materialised views: 汇总.md (refreshed every --report-every results), and at the end
 //! results.json, bt.json and performance.json, all rebuilt from the checkpointed rows; plus the
 //! ratings table printed to the operator. Ratings come from shared::bt, tables from shared::report.
+//! Bots let play without compiling (--allow-compile-failures) are named at the top of each view;
+//! the list comes from the folder's compile_failures.json (read once, at the first write), so a
+//! rebuilt report (`farm report`) says the same as the live one. [`Live::verdict`] says when a
+//! run whose every match has a result must still not exit 0: none of its games counts.
 
 use std::path::Path;
 
@@ -33,6 +37,8 @@ pub struct Live {
     tally: Tally,
     bt: Incremental,
     failed: Vec<(u64, String)>,
+    /// Bots that did not compile and played anyway; `None` until read from the folder.
+    not_compiled: Option<Vec<String>>,
 }
 
 impl Live {
@@ -44,7 +50,56 @@ impl Live {
             names,
             anchor,
             failed: Vec::new(),
+            not_compiled: None,
         }
+    }
+
+    /// Read (once) which bots were let play without compiling, from `dir`.
+    fn load_not_compiled(&mut self, dir: &Path) -> Result<()> {
+        if self.not_compiled.is_some() {
+            return Ok(());
+        }
+        let path = dir.join(super::prepare::COMPILE_FAILURES_NAME);
+        let names = match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let list: Vec<Value> = serde_json::from_str(&text)
+                    .with_context(|| format!("{} is malformed", path.display()))?;
+                list.iter()
+                    .filter_map(|v| v["name"].as_str().map(str::to_string))
+                    .collect()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        self.not_compiled = Some(names);
+        Ok(())
+    }
+
+    /// The bots that did not compile and played anyway (empty until the first write).
+    fn not_compiled(&self) -> &[String] {
+        self.not_compiled.as_deref().unwrap_or_default()
+    }
+
+    /// Why the run must exit non-zero even though every match has a result: not one of its
+    /// games counts for scoring (in each a bot failed to compile or start), so it has no
+    /// ratings to show. `None` when some game counts, or when there are no results at all
+    /// (matches that failed are reported on their own).
+    pub fn verdict(&self) -> Option<String> {
+        let (games, invalid) = self.tally.counts();
+        if games == 0 || invalid < games {
+            return None;
+        }
+        let mut why = format!(
+            "none of the {games} games counts for scoring: in every one a bot failed to compile \
+             or start, so there are no ratings"
+        );
+        if !self.not_compiled().is_empty() {
+            why.push_str(&format!(
+                " (did not compile, played with --allow-compile-failures: {})",
+                self.not_compiled().join(", ")
+            ));
+        }
+        Some(why)
     }
 
     /// Take one checkpointed row into account.
@@ -79,16 +134,35 @@ impl Live {
     }
 
     /// bt.json: the reference's cold-start fit (same iterations as bt.py) plus intervals.
+    /// With bots that did not compile, a `did_not_compile` list of their names is added.
     pub fn bt_json(&mut self) -> Value {
-        match self.bt.fit_exact() {
+        let mut v = match self.bt.fit_exact() {
             Ok(fit) => serde_json::to_value(&fit).unwrap_or(Value::Null),
             Err(e) => serde_json::json!({"unavailable": e.to_string()}),
+        };
+        if let (Some(obj), false) = (v.as_object_mut(), self.not_compiled().is_empty()) {
+            obj.insert(
+                "did_not_compile".to_string(),
+                serde_json::json!(self.not_compiled()),
+            );
         }
+        v
     }
 
     fn report_text(&mut self) -> String {
         let fit = self.bt.fit();
         let mut text = self.tally.render(Some(&fit));
+        if !self.not_compiled().is_empty() {
+            let notice = format!(
+                "> **注意：本次以 --allow-compile-failures 运行。** 以下选手的源代码未能编译：{}。\
+                 它们在自己参加的每一局第 0 回合即被淘汰（compile_failure），这些对局不计分；\
+                 编译器输出见 compile_failures.json。\n\n",
+                self.not_compiled().join("、")
+            );
+            // Right below the title line, above every table.
+            let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
+            text.insert_str(at, &notice);
+        }
         if !self.failed.is_empty() {
             text.push_str("\n## 未完成的对局（基础设施故障，不计分）\n\n|对局|原因|\n|---:|---|\n");
             for (n, why) in &self.failed {
@@ -100,6 +174,7 @@ impl Live {
 
     /// Refresh 汇总.md (warm-started refit: cheap).
     pub fn write_report(&mut self, dir: &Path) -> Result<()> {
+        self.load_not_compiled(dir)?;
         let text = self.report_text();
         write_view(&dir.join("汇总.md"), text.as_bytes())
     }
@@ -123,7 +198,15 @@ impl Live {
     /// The ratings as a table for the terminal.
     pub fn ratings_table(&mut self) -> String {
         let valid = self.tally.counts();
-        match self.bt.fit_exact() {
+        let notice = match self.not_compiled() {
+            [] => String::new(),
+            names => format!(
+                "note: --allow-compile-failures: {} did not compile; eliminated at turn 0 in each of \
+                 their matches, which do not count for scoring\n",
+                names.join(", ")
+            ),
+        };
+        let table = match self.bt.fit_exact() {
             Ok(fit) => {
                 let mut out = format!(
                     "Bradley-Terry ratings ({} valid games; anchor {} = 0; 95% interval):\n",
@@ -140,7 +223,8 @@ impl Live {
                 out
             }
             Err(e) => format!("ratings not available for {} bots: {e}\n", self.names.len()),
-        }
+        };
+        notice + &table
     }
 }
 

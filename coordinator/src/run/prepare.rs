@@ -1,7 +1,14 @@
 //! Everything `farm run` checks and decides before the first match: the roster, the schedule
-//! (expanded or frozen), the referee package's MANIFEST, the run's identity, the output folder
-//! (new, or a resume whose identity and saved results are re-checked one by one), and the lock
-//! that keeps a second coordinator out of the same folder.
+//! (expanded or frozen), the referee package's MANIFEST, the bots (every distinct `.cpp` source
+//! compiled once, as the reference run.py does before it starts evaluate.py), the run's identity,
+//! the output folder (new, or a resume whose identity and saved results are re-checked one by
+//! one), and the lock that keeps a second coordinator out of the same folder.
+//!
+//! The compile check comes before anything is written to the output folder, so a refused run
+//! leaves nothing behind (a fresh run can use the same folder). It runs on the coordinator's
+//! host in cluster mode too, through the same compile cache and sandbox a worker uses
+//! ([`BotPrep`]), once per distinct source hash: the coordinator image has g++, and a broken
+//! entrant is better refused once here than discovered in every match on every worker.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -14,7 +21,7 @@ use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry,
 
 use super::checkpoint::{self, Row};
 use super::RunArgs;
-use crate::botprep::file_sha256;
+use crate::botprep::{file_sha256, BotPrep, NotCompiled};
 use crate::roster::{self, Entry};
 use crate::workspace;
 
@@ -38,7 +45,20 @@ pub struct Plan {
     pub lock: Option<File>,
     /// Tournament id carried by every job (results of other runs are dropped).
     pub tournament: String,
+    /// Entrants whose source does not compile (only with --allow-compile-failures; they play
+    /// and are eliminated at turn 0), in roster order.
+    pub not_compiled: Vec<NotCompiled>,
 }
+
+/// Key of identity.json's `scoring_code` naming the bots that did not compile and were let play
+/// (--allow-compile-failures), as a JSON list in roster order. Present only when there are such
+/// bots: they change every result they are in, so a resume must see the same list. The flag
+/// alone changes nothing when every bot compiles, and is not recorded.
+pub const DID_NOT_COMPILE: &str = "did_not_compile";
+
+/// File in the output folder with the compiler's messages of the bots that did not compile
+/// (written only when there are some, with --allow-compile-failures); the report reads it.
+pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
 
 /// The bundled roster for `--formal`, in slot order (slot 1 is the anchor). Four distinct bots;
 /// the extra entrants are copies under other names (so the 10-player size has ten seats), and
@@ -170,6 +190,12 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         bot_hashes_map.insert(e.name.clone(), h.clone());
         bot_hashes.push(h);
     }
+    let not_compiled = compile_first(args, &entries, &bot_hashes, &output)?;
+    let mut scoring = scoring_code();
+    if !not_compiled.is_empty() {
+        let names: Vec<&str> = not_compiled.iter().map(|n| n.name.as_str()).collect();
+        scoring.insert(DID_NOT_COMPILE.to_string(), serde_json::to_string(&names)?);
+    }
     let roster_pairs: Vec<(String, String)> = entries
         .iter()
         .map(|e| (e.name.clone(), e.program.to_string_lossy().to_string()))
@@ -181,7 +207,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         execution: Execution {
             workers: workers as u64,
         },
-        scoring_code: scoring_code(),
+        scoring_code: scoring,
         engine_manifest: manifest,
         bot_hashes: bot_hashes_map,
         schedule: ScheduleFile::from_entries(seed, &schedule, &roster_pairs),
@@ -198,6 +224,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
             .with_context(|| format!("reading {}", saved_path.display()))?;
         let saved: Identity = serde_json::from_str(&saved_text)
             .with_context(|| format!("{} is malformed", saved_path.display()))?;
+        check_same_compile_failures(&identity, &saved)?;
         if let Some(diff) = identity.difference(&saved) {
             bail!("referee, bots or schedule changed; resume rejected: {diff}");
         }
@@ -227,6 +254,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         }
         done = rec.rows;
         ahead = rec.ahead;
+        write_compile_failures(&output, &not_compiled)?;
     } else {
         std::fs::create_dir_all(&output)
             .with_context(|| format!("creating {}", output.display()))?;
@@ -239,6 +267,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
             &output.join("schedule.json"),
             (serde_json::to_string_pretty(&identity.schedule)? + "\n").as_bytes(),
         )?;
+        write_compile_failures(&output, &not_compiled)?;
     }
     Ok(Plan {
         entries,
@@ -255,7 +284,98 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         ahead,
         lock,
         tournament,
+        not_compiled,
     })
+}
+
+/// Compile every distinct `.cpp` entrant and check every executable, before the output folder
+/// is touched. A source that does not compile stops the run with the compiler's message naming
+/// the bot, unless --allow-compile-failures (then it is returned, and the operator warned); a
+/// host that cannot compile, or a program that cannot be executed, stops the run either way.
+fn compile_first(
+    args: &RunArgs,
+    entries: &[Entry],
+    hashes: &[String],
+    output: &Path,
+) -> Result<Vec<NotCompiled>> {
+    let prep = BotPrep::new(&args.sandbox)
+        .context(
+        "this host cannot compile the bots before the tournament (a problem of the host, not of a bot)",
+    )?;
+    let not_compiled = prep.check_roster(entries, hashes)?;
+    if not_compiled.is_empty() {
+        return Ok(not_compiled);
+    }
+    let list = not_compiled
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if !args.allow_compile_failures {
+        let mut msg = format!(
+            "{list}\n\nnothing was played. Fix the source, or add --allow-compile-failures to play \
+             anyway: a bot that does not compile is eliminated at turn 0 in every one of its \
+             matches, and those matches do not count for scoring"
+        );
+        if args.resume && output.join(COMPILE_FAILURES_NAME).is_file() {
+            msg.push_str(&format!(
+                "\n(this run was started with --allow-compile-failures, see {}: add the flag again to resume it)",
+                output.join(COMPILE_FAILURES_NAME).display()
+            ));
+        }
+        bail!(msg);
+    }
+    eprintln!(
+        "warning: --allow-compile-failures: {} bot(s) will play and be eliminated at turn 0 in \
+         every one of their matches, which then do not count for scoring:\n{list}",
+        not_compiled.len()
+    );
+    Ok(not_compiled)
+}
+
+/// On resume, the bots that did not compile must be those that did not compile when the run
+/// started: the saved matches were played with them (or without them), the rest would not be.
+fn check_same_compile_failures(now: &Identity, saved: &Identity) -> Result<()> {
+    let (now, then) = (
+        now.scoring_code.get(DID_NOT_COMPILE),
+        saved.scoring_code.get(DID_NOT_COMPILE),
+    );
+    match (then, now) {
+        (None, Some(now)) => bail!(
+            "resume rejected: {now} did not compile now, but every bot compiled when this run \
+             started (its saved matches were played with them); fix the compile, or start a new run"
+        ),
+        (Some(then), None) => bail!(
+            "resume rejected: when this run started {then} did not compile and played eliminated \
+             at turn 0 (--allow-compile-failures); now every bot compiles, which would change the \
+             remaining matches; start a new run"
+        ),
+        (Some(then), Some(now)) if then != now => {
+            bail!("resume rejected: the bots that do not compile differ: saved {then}, now {now}")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Record the compiler's messages of the bots let play without compiling (none: no file).
+fn write_compile_failures(output: &Path, not_compiled: &[NotCompiled]) -> Result<()> {
+    if not_compiled.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<serde_json::Value> = not_compiled
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "name": n.name,
+                "program": n.program.to_string_lossy(),
+                "message": n.message,
+            })
+        })
+        .collect();
+    crate::fsio::write_atomic(
+        &output.join(COMPILE_FAILURES_NAME),
+        (serde_json::to_string_pretty(&list)? + "\n").as_bytes(),
+    )
 }
 
 /// Re-check one saved result against its schedule entry, the bot hashes and its replay.
