@@ -1,0 +1,211 @@
+//! The fault boundary with real processes and real mounts: what the host causes (a noexec
+//! scratch mount, a program file the farm laid out without exec permission, a missing program)
+//! is a host error that fails the job as infrastructure; only what the program itself is (not
+//! an executable format) is the bot's `start_failure`.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use sha2::{Digest, Sha256};
+use shared::msg::{Job, JobExtra, JobFailure, ProgramRef, SeatSpec};
+use shared::FaultKind;
+use worker::job::{JobRunner, LocalArtifacts};
+use worker::referee::{self, MapChoice, MatchSpec, RefereeError, Seat};
+use worker::{Bot, BotCommand, CoreTokens, HostError, SandboxConfig, SpawnError};
+
+/// A tmpfs mounted with `opts` at a fresh folder, unmounted (lazily) when dropped, even when
+/// the test fails.
+pub struct TmpfsMount {
+    pub dir: tempfile::TempDir,
+}
+
+impl TmpfsMount {
+    /// None (with a printed skip) when this process cannot mount.
+    pub fn new(opts: &str) -> Option<TmpfsMount> {
+        let dir = tempfile::tempdir().ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip("cannot mount a tmpfs (needs root)");
+            return None;
+        }
+        Some(TmpfsMount { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_noexec_scratch_mount_is_a_host_error_not_a_start_failure() {
+    let Some(mnt) = TmpfsMount::new("noexec,size=64m") else {
+        return;
+    };
+    let tokens = CoreTokens::new(1);
+    for cfg in sandboxes() {
+        let cfg = SandboxConfig {
+            scratch_root: mnt.path().join("scratch"),
+            ..cfg
+        };
+        let err = Bot::spawn(&bot("test", "answer"), &cfg, &tokens, 0).unwrap_err();
+        match &err {
+            SpawnError::Host {
+                source: source @ HostError::Exec { .. },
+                ..
+            } => assert_eq!(source.raw_os_error(), Some(libc::EACCES), "{err}"),
+            other => panic!("{:?}: {other:?}", cfg.mode),
+        }
+        assert!(err.bot_fault().is_none());
+        assert!(err.to_string().contains("noexec"), "{err}");
+        assert_eq!(tokens.available(), 1);
+        // Nothing is left in the scratch root (folder and lock file are gone).
+        let left: Vec<_> = std::fs::read_dir(&cfg.scratch_root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        // The referee fails the match instead of recording a fault.
+        let spec = MatchSpec {
+            seed: 1,
+            seats: vec![
+                seat("a", Ok(bot("test", "answer"))),
+                seat("b", Ok(bot("test", "answer"))),
+            ],
+            map: MapChoice::Generated,
+        };
+        match referee::play(spec, &cfg, &tokens) {
+            Err(e @ RefereeError::Host { .. }) => assert!(e.is_host()),
+            Err(e) => panic!("{:?}: {e}", cfg.mode),
+            Ok(r) => panic!(
+                "{:?}: the match was played: {:?}",
+                cfg.mode, r.result.faults
+            ),
+        }
+
+        // And the job is an infrastructure failure, never a result.
+        let dir = tempfile::tempdir().unwrap();
+        let runner = JobRunner {
+            cache: worker::CompileCache::new(dir.path().join("cache"), cfg.clone()).unwrap(),
+            sandbox: cfg.clone(),
+            tokens: tokens.clone(),
+            worker_id: "test/1".into(),
+        };
+        let mut arts = LocalArtifacts::new();
+        let src = repo().join("bots/test/answer.cpp");
+        let seats = vec![
+            seat_spec(&mut arts, "a", &src),
+            seat_spec(&mut arts, "b", &src),
+        ];
+        let report = runner.execute(&bomberman_job(seats), &arts);
+        match report.outcome {
+            Err(JobFailure::Infrastructure(why)) => assert!(why.contains("noexec"), "{why}"),
+            other => panic!("{:?}: {other:?}", cfg.mode),
+        }
+    }
+}
+
+#[test]
+fn a_program_file_without_exec_permission_is_the_hosts_in_plain_mode() {
+    // Plain mode runs the farm's file in place: its modes are the farm's doing.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("bot");
+    std::fs::copy(bot("test", "answer").program, &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let tokens = CoreTokens::new(1);
+    match Bot::spawn(&BotCommand::new(&exe), &SandboxConfig::plain(), &tokens, 0) {
+        Err(SpawnError::Host { source, .. }) => {
+            assert_eq!(source.raw_os_error(), Some(libc::EACCES))
+        }
+        other => panic!("{other:?}"),
+    }
+    // A directory where the program should be: the host's too.
+    match Bot::spawn(
+        &BotCommand::new(dir.path()),
+        &SandboxConfig::plain(),
+        &tokens,
+        0,
+    ) {
+        Err(SpawnError::Host { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_non_executable_format_is_the_bots_start_failure_in_a_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk");
+    std::fs::write(&junk, [0x7f, b'E', b'L', b'F', 0, 1, 2, 3]).unwrap();
+    std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tokens = CoreTokens::new(2);
+    for cfg in modes() {
+        let spec = MatchSpec {
+            seed: 3,
+            seats: vec![
+                seat("good", Ok(bot("test", "answer"))),
+                seat("junk", Ok(BotCommand::new(&junk))),
+            ],
+            map: MapChoice::Generated,
+        };
+        let replay = referee::play_with(spec, &cfg, &tokens, long_deadlines())
+            .unwrap_or_else(|e| panic!("{:?}: {e}", cfg.mode));
+        let faults = &replay.result.faults[1];
+        assert_eq!(faults.len(), 1, "{:?}: {faults:?}", cfg.mode);
+        assert_eq!(faults[0].kind, FaultKind::StartFailure);
+        assert!(faults[0].detail.contains("Exec format error"), "{faults:?}");
+        assert!(replay.result.faults[0].is_empty());
+    }
+}
+
+fn long_deadlines() -> referee::Deadlines {
+    referee::Deadlines {
+        first: FIRST,
+        turn: TURN,
+    }
+}
+
+fn seat(name: &str, program: Result<BotCommand, shared::Fault>) -> Seat {
+    Seat {
+        name: name.into(),
+        hash: "0".repeat(64),
+        program,
+    }
+}
+
+fn seat_spec(arts: &mut LocalArtifacts, name: &str, path: &Path) -> SeatSpec {
+    let sha = hex::encode(Sha256::digest(std::fs::read(path).unwrap()));
+    arts.insert(sha.clone(), PathBuf::from(path));
+    SeatSpec {
+        name: name.into(),
+        program: ProgramRef::for_file(&sha, path),
+    }
+}
+
+fn bomberman_job(seats: Vec<SeatSpec>) -> Job {
+    Job {
+        tournament: "host-test".into(),
+        number: 1,
+        referee_version: games::bomberman::VERSION.into(),
+        manifest_digest: String::new(),
+        size: seats.len() as u32,
+        seed: 9,
+        seats,
+        extra: JobExtra::None,
+    }
+}
