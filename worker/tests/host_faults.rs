@@ -209,3 +209,41 @@ fn bomberman_job(seats: Vec<SeatSpec>) -> Job {
         extra: JobExtra::None,
     }
 }
+
+#[test]
+fn proboj_processes_split_host_and_program_start_failures() {
+    use worker::proboj::process::{Launch, SandboxedProcess};
+    use worker::StartError;
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("player");
+    std::fs::write(&junk, "not a program").unwrap();
+    std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let launch = |program: &Path| Launch {
+        program: program.to_path_buf(),
+        args: Vec::new(),
+        cwd: dir.path().to_path_buf(),
+        read: Vec::new(),
+        limits: worker::Limits::default(),
+    };
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    for cfg in modes() {
+        // The program's own: not an executable format.
+        match SandboxedProcess::start(&cfg, &launch(&junk), 0) {
+            Err(StartError::Program { source, .. }) => {
+                assert_eq!(source.raw_os_error(), Some(libc::ENOEXEC))
+            }
+            other => panic!("{:?}: {:?}", cfg.mode, other.map(|_| ())),
+        }
+        // The host's: the scratch root cannot be made (a file is in the way).
+        let broken = SandboxConfig {
+            scratch_root: blocker.join("scratch"),
+            ..cfg.clone()
+        };
+        let sleeper = launch(Path::new("/bin/true"));
+        match SandboxedProcess::start(&broken, &sleeper, 0) {
+            Err(StartError::Host(HostError::Io { .. })) => {}
+            other => panic!("{:?}: {:?}", cfg.mode, other.map(|_| ())),
+        }
+    }
+}
