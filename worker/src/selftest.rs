@@ -77,6 +77,13 @@ pub enum SelfTestError {
         source: std::io::Error,
     },
     #[error(
+        "{} is mounted noexec (the compile cache {} is on it) and the sandbox is off, so bots \
+         run from the cache in place: mount it with exec or pick --cache-dir on an exec \
+         filesystem",
+        mount.display(), dir.display()
+    )]
+    CacheNoexec { dir: PathBuf, mount: PathBuf },
+    #[error(
         "the uid lease folder {} cannot be used ({source}): create it (writable for the worker) \
          or set FARM_UID_LEASE_DIR (--uid-lease-dir); every worker of a host must share it",
         dir.display()
@@ -129,8 +136,15 @@ fn steps(
     sandbox: &SandboxConfig,
     tokens: &CoreTokens,
 ) -> Result<(), SelfTestError> {
-    check_scratch(&sandbox.scratch_root)?;
     let mode = sandbox.effective_mode();
+    // Sandboxed bots run from a copy in the scratch root; plain ones from the cache in place.
+    check_scratch(&sandbox.scratch_root, mode != SandboxMode::Off)?;
+    if mode == SandboxMode::Off && on_noexec(cache.dir()) {
+        return Err(SelfTestError::CacheNoexec {
+            dir: cache.dir().to_path_buf(),
+            mount: mount_point(cache.dir()),
+        });
+    }
     // SAFETY: geteuid has no preconditions.
     if mode == SandboxMode::Full && unsafe { libc::geteuid() } == 0 {
         let dir = &sandbox.uid_lock_dir;
@@ -202,8 +216,9 @@ fn steps(
     Ok(())
 }
 
-/// The scratch root exists (or can be made), is writable and is not on a noexec mount.
-fn check_scratch(dir: &Path) -> Result<(), SelfTestError> {
+/// The scratch root exists (or can be made), is writable and (when bots run from it) is not on
+/// a noexec mount.
+fn check_scratch(dir: &Path, runs_bots: bool) -> Result<(), SelfTestError> {
     let err = |what, source| SelfTestError::Scratch {
         dir: dir.to_path_buf(),
         what,
@@ -212,13 +227,19 @@ fn check_scratch(dir: &Path) -> Result<(), SelfTestError> {
     std::fs::create_dir_all(dir).map_err(|e| err("creating it", e))?;
     probe_write(dir).map_err(|e| err("writing a file in it", e))?;
     let st = nix::sys::statvfs::statvfs(dir).map_err(|e| err("statvfs", e.into()))?;
-    if st.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC) {
+    if runs_bots && st.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC) {
         return Err(SelfTestError::ScratchNoexec {
             dir: dir.to_path_buf(),
             mount: mount_point(dir),
         });
     }
     Ok(())
+}
+
+/// Whether `dir` is on a noexec mount (false when that cannot be told).
+fn on_noexec(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir)
+        .is_ok_and(|st| st.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC))
 }
 
 /// Create and remove a file in `dir`.
