@@ -2,6 +2,11 @@
 //! time under a CPU-fair deadline (the bot runs only while it holds a core token; between turns
 //! it is SIGSTOPped), classify every way it can fail, and at the end kill everything it started
 //! and prove that nothing is left.
+//!
+//! Start-up failures are split on the fault boundary (see `sandbox::error` for the rule):
+//! [`SpawnError::Bot`] is the bot's `start_failure` (its program is not executable, ENOEXEC),
+//! [`SpawnError::Host`] is the host's (our program copy, scratch, uid lease, cgroups, mounts,
+//! landlock/seccomp set-up, a noexec scratch mount, ...) and must never be scored.
 
 mod classify;
 mod exchange;
@@ -15,7 +20,7 @@ use crate::capture::HeadTail;
 use crate::sandbox::lock::FsPolicy;
 use crate::sandbox::prepare::{self, Spec};
 use crate::sandbox::process::Process;
-pub use crate::sandbox::SandboxConfig;
+pub use crate::sandbox::{HostError, SandboxConfig, StartError};
 use crate::timing::{BotTiming, CpuClock, RunQueueClock};
 pub use crate::tokens::CoreTokens;
 
@@ -49,6 +54,31 @@ pub struct BotReport {
     pub fault: Option<Fault>,
 }
 
+/// Why [`Bot::spawn`] did not give a running bot.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The bot's own fault (a `start_failure`): its program cannot be executed.
+    #[error("{}", .0.detail)]
+    Bot(Fault),
+    /// The host's: the match must fail as an infrastructure problem, never be scored.
+    #[error("could not start {}: {source}", program.display())]
+    Host {
+        program: PathBuf,
+        #[source]
+        source: HostError,
+    },
+}
+
+impl SpawnError {
+    /// The bot's fault, if it is one.
+    pub fn bot_fault(&self) -> Option<&Fault> {
+        match self {
+            SpawnError::Bot(f) => Some(f),
+            SpawnError::Host { .. } => None,
+        }
+    }
+}
+
 /// A running bot. `Send`: a match may move it between threads.
 #[derive(Debug)]
 pub struct Bot {
@@ -63,6 +93,10 @@ pub struct Bot {
     fault: Option<Fault>,
     /// stdout bytes received but not yet consumed (only ever non-empty inside `exchange`).
     pending: Vec<u8>,
+    /// Host-wide OOM kills when the bot started (to tell the host's OOM killer from the bot).
+    oom_kills_at_start: Option<u64>,
+    /// Set when the bot's end was the host's doing (see `classify`): not a fault of the bot.
+    host_failure: Option<String>,
 }
 
 impl Bot {
@@ -73,18 +107,19 @@ impl Bot {
         cfg: &SandboxConfig,
         tokens: &CoreTokens,
         slot: usize,
-    ) -> Result<Bot, Fault> {
-        let start_fault = |detail: String| Fault {
-            kind: FaultKind::StartFailure,
-            turn: 0,
-            detail,
+    ) -> Result<Bot, SpawnError> {
+        let host = |source: HostError| SpawnError::Host {
+            program: cmd.program.clone(),
+            source,
         };
+        // The program path comes from the compile cache or the artifact store: the farm's files.
         let meta = std::fs::metadata(&cmd.program)
-            .map_err(|e| start_fault(format!("program {}: {e}", cmd.program.display())))?;
+            .map_err(|e| host(HostError::io("program", &cmd.program, e)))?;
         if !meta.is_file() {
-            return Err(start_fault(format!(
-                "program {} is not a file",
-                cmd.program.display()
+            return Err(host(HostError::io(
+                "program",
+                &cmd.program,
+                std::io::Error::other("not a regular file"),
             )));
         }
         let spec = Spec {
@@ -101,8 +136,14 @@ impl Bot {
             slot,
         };
         let token = tokens.acquire();
-        let proc_ = prepare::start(cfg, &spec)
-            .map_err(|e| start_fault(format!("could not start {}: {e}", cmd.program.display())))?;
+        let proc_ = prepare::start(cfg, &spec).map_err(|e| match e {
+            StartError::Host(e) => host(e),
+            e @ StartError::Program { .. } => SpawnError::Bot(Fault {
+                kind: FaultKind::StartFailure,
+                turn: 0,
+                detail: format!("could not start {}: {e}", cmd.program.display()),
+            }),
+        })?;
         let bot_pid = proc_.bot_pid;
         let bot = Bot {
             proc_: Some(proc_),
@@ -114,6 +155,8 @@ impl Bot {
             runq: bot_pid.and_then(RunQueueClock::of),
             fault: None,
             pending: Vec::new(),
+            oom_kills_at_start: classify::host_oom_kills(),
+            host_failure: None,
         };
         if let Some(pid) = bot_pid {
             wait_until_blocked(pid, cfg.startup_grace);
@@ -136,6 +179,12 @@ impl Bot {
     /// The fault that ended this bot, if any.
     pub fn fault(&self) -> Option<&Fault> {
         self.fault.as_ref()
+    }
+
+    /// Why the bot's end was the host's fault, not the bot's (e.g. the host's OOM killer): a
+    /// referee that sees this after a fault must fail the match as an infrastructure problem.
+    pub fn host_failure(&self) -> Option<&str> {
+        self.host_failure.as_deref()
     }
 
     /// Timing so far.

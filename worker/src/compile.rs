@@ -4,11 +4,21 @@
 //! that `#include`s a secret cannot leak it. Concurrent requests for one key compile once
 //! (an in-process lock per key plus a flock for other processes) and the result appears by
 //! atomic rename.
+//!
+//! Whose fault is a failed compile? When the compiler rejects a source, a tiny known-good
+//! canary is compiled the same way (same sandbox, cache folder and TMPDIR arrangement). If the
+//! canary fails too, the host is broken (e.g. the sandboxed compiler's uid cannot reach the
+//! cache folder): [`CompileError::Host`], never the bot's `compile_failure`. A passing canary is
+//! remembered for [`CANARY_TTL`], so a tournament of broken bots does not pay for it per match.
+//!
+//! Build folders are `.build-<random hex>` guarded by a flock (`sandbox::folder`): unique across
+//! containers sharing the cache volume, and a folder left by a killed compile is swept (at open
+//! and then now and then) instead of blocking later compiles.
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,14 +27,24 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::capture::HeadTail;
+use crate::sandbox::folder::{self, LockedDir};
 use crate::sandbox::lock::FsPolicy;
 use crate::sandbox::prepare::{self, Spec};
-use crate::sandbox::{Limits, SandboxConfig};
+use crate::sandbox::{Limits, SandboxConfig, StartError};
 
 /// The flags every bot is compiled with (as the seed does).
 pub const FLAGS: [&str; 2] = ["-std=c++20", "-O2"];
 /// Bytes of compiler output kept in a `CompileError`.
 pub const MESSAGE_KEEP: usize = 8 * 1024;
+/// How long a passing canary compile vouches for the host.
+pub const CANARY_TTL: Duration = Duration::from_secs(60);
+/// The known-good source compiled to tell a broken host from a broken bot.
+const CANARY: &str = "#include <iostream>\n#include <string>\nint main() { std::string s; \
+                      std::getline(std::cin, s); std::cout << s << std::endl; }\n";
+/// Prefix of build folders in the cache.
+const BUILD_PREFIX: &str = ".build-";
+/// How often a busy cache re-sweeps for abandoned build folders.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
@@ -44,12 +64,17 @@ pub enum CompileError {
     #[error("compiling {source_file} took longer than {seconds} s")]
     Timeout { source_file: PathBuf, seconds: u64 },
     #[error("could not run the compiler in the sandbox: {0}")]
-    Sandbox(String),
+    Sandbox(#[from] StartError),
+    /// The compiler failed on a known-good canary too: the host is broken, not the bot.
+    #[error(
+        "the compile host is broken (a known-good program does not compile either): {message}"
+    )]
+    Host { message: String },
 }
 
 impl CompileError {
     /// The bot's own fault (its source does not compile in time): the message for the operator.
-    /// `None` for failures of the worker (I/O, no compiler, sandbox).
+    /// `None` for failures of the worker (I/O, no compiler, sandbox, a broken host).
     pub fn compiler_message(&self) -> Option<String> {
         match self {
             CompileError::Compiler { message, .. } => Some(message.clone()),
@@ -69,9 +94,21 @@ pub struct CompileCache {
     timeout: Duration,
     locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     compiles: AtomicU64,
+    /// When the canary last compiled (it vouches for the host for `CANARY_TTL`).
+    canary_ok: Mutex<Option<Instant>>,
+    /// The pool uid of the last compiler run (0: none), for host diagnostics.
+    last_uid: AtomicU64,
 }
 
-static BUILD_SEQ: AtomicU64 = AtomicU64::new(0);
+/// How one run of the compiler went.
+struct Run {
+    /// Wait status; None if it had to be killed.
+    status: Option<i32>,
+    /// stdout + stderr, bounded.
+    output: String,
+    /// The pool uid it ran under, if any.
+    uid: Option<u32>,
+}
 
 impl CompileCache {
     /// A cache in `dir` (created if missing) compiling under `cfg`'s sandbox mode.
@@ -82,6 +119,10 @@ impl CompileCache {
             source,
         })?;
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+        let swept = folder::sweep(&dir, BUILD_PREFIX);
+        if swept > 0 {
+            tracing::warn!(swept, cache = %dir.display(), "removed abandoned build folders");
+        }
         let compiler = ["/usr/bin/g++", "/usr/local/bin/g++"]
             .iter()
             .map(PathBuf::from)
@@ -114,12 +155,24 @@ impl CompileCache {
             timeout: Duration::from_secs(120),
             locks: Mutex::new(HashMap::new()),
             compiles: AtomicU64::new(0),
+            canary_ok: Mutex::new(None),
+            last_uid: AtomicU64::new(0),
         })
     }
 
     /// How many times this cache ran the compiler (cache hits do not count).
     pub fn compile_count(&self) -> u64 {
         self.compiles.load(Ordering::Relaxed)
+    }
+
+    /// The cache folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The sandbox the compiler runs in.
+    pub fn sandbox(&self) -> &SandboxConfig {
+        &self.cfg
     }
 
     /// The compiler identity that is part of every key (path, version, target).
@@ -175,23 +228,113 @@ impl CompileCache {
         }
         self.compiles.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
-        let compiled = self.compile(source, &text, &exe);
+        let compiled = match self.compile(source, &text, Some(&exe)) {
+            Err(e @ CompileError::Compiler { .. }) => Err(self.blame(e)),
+            other => other,
+        };
         crate::metrics::global().compiled(started.elapsed().as_secs_f64(), compiled.is_ok());
         compiled?;
         Ok(exe)
     }
 
-    fn compile(&self, source_name: &Path, text: &[u8], exe: &Path) -> Result<(), CompileError> {
+    /// A compiler error is the bot's only if the canary still compiles on this host.
+    fn blame(&self, bots: CompileError) -> CompileError {
+        match self.check_host() {
+            Ok(()) => bots,
+            Err(host) => {
+                tracing::error!(error = %host, "compile host check failed; not the bot's fault");
+                host
+            }
+        }
+    }
+
+    /// Compile the known-good canary the way bots are compiled (result remembered for
+    /// [`CANARY_TTL`] when good). `Err` is always a host error ([`CompileError::compiler_message`]
+    /// is `None`) whose message says what is wrong and how to fix it.
+    pub fn check_host(&self) -> Result<(), CompileError> {
+        let fresh = |t: &Option<Instant>| t.is_some_and(|t| t.elapsed() < CANARY_TTL);
+        if fresh(&self.canary_ok.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(());
+        }
+        let canary = Path::new("canary.cpp");
+        match self.compile(canary, CANARY.as_bytes(), None) {
+            Ok(()) => {
+                *self.canary_ok.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                Ok(())
+            }
+            Err(CompileError::Compiler { message, .. }) => Err(CompileError::Host {
+                message: self.diagnose(&message),
+            }),
+            Err(CompileError::Timeout { seconds, .. }) => Err(CompileError::Host {
+                message: format!(
+                    "compiling a trivial program took longer than {seconds} s: the host is \
+                     overloaded or the compiler hangs"
+                ),
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// What the canary's failure says about the host, and how to fix it.
+    fn diagnose(&self, output: &str) -> String {
+        let uid = self.last_uid.load(Ordering::Relaxed);
+        if uid != 0 {
+            let uid = uid as u32;
+            // The compiler runs as a pool uid: every folder above the cache must let it pass.
+            let blocked = self.dir.ancestors().find_map(|a| {
+                let m = std::fs::metadata(a).ok()?;
+                let reachable = if m.uid() == uid {
+                    m.mode() & 0o100 != 0
+                } else {
+                    m.mode() & 0o001 != 0
+                };
+                (!reachable).then(|| (a.to_path_buf(), m.mode() & 0o7777))
+            });
+            if let Some((folder, mode)) = blocked {
+                return format!(
+                    "the sandboxed compiler (uid {uid}) cannot create files in {}: {} (mode \
+                     {mode:o}) does not let it through; make every folder above the cache \
+                     reachable (chmod o+x {}) or pick --cache-dir elsewhere. Compiler said: {}",
+                    self.dir.display(),
+                    folder.display(),
+                    folder.display(),
+                    first_lines(output)
+                );
+            }
+            return format!(
+                "the sandboxed compiler (uid {uid}) fails on a known-good program in {}: check \
+                 that the cache folder is writable and reachable by that uid and that the \
+                 compiler works (g++ installed with its headers). Compiler said: {}",
+                self.dir.display(),
+                first_lines(output)
+            );
+        }
+        format!(
+            "the compiler fails on a known-good program in {}: check that g++ and its headers \
+             are installed and that the cache folder is writable. Compiler said: {}",
+            self.dir.display(),
+            first_lines(output)
+        )
+    }
+
+    /// Compile `text` in a fresh build folder; with `exe`, move the result there.
+    fn compile(
+        &self,
+        source_name: &Path,
+        text: &[u8],
+        exe: Option<&Path>,
+    ) -> Result<(), CompileError> {
         let io = |what, path: &Path| {
             let path = path.to_path_buf();
             move |source| CompileError::Io { what, path, source }
         };
-        let build = self.dir.join(format!(
-            ".build-{}-{}",
-            std::process::id(),
-            BUILD_SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&build).map_err(io("build folder", &build))?;
+        let swept = folder::sweep_now_and_then(&self.dir, BUILD_PREFIX, SWEEP_EVERY);
+        if swept > 0 {
+            tracing::warn!(swept, cache = %self.dir.display(), "removed abandoned build folders");
+        }
+        let locked =
+            LockedDir::create(&self.dir, BUILD_PREFIX).map_err(io("build folder in", &self.dir))?;
+        let build = locked.path().to_path_buf();
         let result = (|| {
             let src = build.join("bot.cpp");
             std::fs::write(&src, text).map_err(io("source copy", &src))?;
@@ -235,10 +378,14 @@ impl CompileCache {
                 limits,
                 slot: usize::MAX / 2,
             };
-            let (status, message) = self.run(&spec, source_name)?;
-            let ok = status.is_some_and(|st| libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0);
+            let run = self.run(&spec, source_name)?;
+            self.last_uid
+                .store(run.uid.map_or(0, u64::from), Ordering::Relaxed);
+            let ok = run
+                .status
+                .is_some_and(|st| libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0);
             if !ok || !out.is_file() {
-                let message = message.replace(&build.display().to_string(), "");
+                let message = run.output.replace(&build.display().to_string(), "");
                 return Err(CompileError::Compiler {
                     source_file: source_name.to_path_buf(),
                     message,
@@ -247,16 +394,21 @@ impl CompileCache {
             std::os::unix::fs::chown(&out, Some(0), Some(0)).ok();
             std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o555))
                 .map_err(io("chmod", &out))?;
-            std::fs::rename(&out, exe).map_err(io("rename into cache", exe))
+            match exe {
+                Some(exe) => std::fs::rename(&out, exe).map_err(io("rename into cache", exe)),
+                None => Ok(()),
+            }
         })();
-        let _ = std::fs::remove_dir_all(&build);
+        if let Some(left) = locked.remove() {
+            tracing::warn!(%left, "build folder not removed");
+        }
         result
     }
 
-    /// Run the compiler to completion: its wait status (None if it had to be killed) and its
-    /// output (stdout + stderr, bounded).
-    fn run(&self, spec: &Spec, source_name: &Path) -> Result<(Option<i32>, String), CompileError> {
-        let mut p = prepare::start(&self.cfg, spec).map_err(CompileError::Sandbox)?;
+    /// Run the compiler to completion.
+    fn run(&self, spec: &Spec, source_name: &Path) -> Result<Run, CompileError> {
+        let mut p = prepare::start(&self.cfg, spec)?;
+        let uid = p.res.uid.as_ref().map(|l| l.uid);
         let mut out = HeadTail::new(MESSAGE_KEEP);
         let until = Instant::now() + self.timeout;
         let mut open = [true, true];
@@ -310,6 +462,20 @@ impl CompileCache {
                 seconds: self.timeout.as_secs(),
             });
         }
-        Ok((status, out.render()))
+        Ok(Run {
+            status,
+            output: out.render(),
+            uid,
+        })
+    }
+}
+
+/// The first few lines of compiler output (for a one-paragraph message).
+fn first_lines(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(3).collect();
+    if lines.is_empty() {
+        "(nothing)".into()
+    } else {
+        lines.join(" | ")
     }
 }

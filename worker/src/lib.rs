@@ -1,6 +1,6 @@
 //! The effectful side of one match: bot processes with CPU-fair deadlines (`bot`), the sandbox
 //! applied to them (`sandbox`), core tokens that bound how many bots think at once (`tokens`),
-//! and the content-addressed compile cache (`compile`).
+//! the content-addressed compile cache (`compile`), and the start-up self-test (`selftest`).
 
 pub mod bot;
 pub mod capture;
@@ -11,11 +11,12 @@ pub mod proboj;
 pub mod qianwang;
 pub mod referee;
 pub mod sandbox;
+pub mod selftest;
 pub mod timing;
 pub mod tokens;
 
-pub use bot::{Bot, BotCommand, BotReport};
+pub use bot::{Bot, BotCommand, BotReport, SpawnError};
 pub use compile::{CompileCache, CompileError};
-pub use sandbox::{Limits, SandboxConfig, SandboxMode};
+pub use sandbox::{HostError, Limits, SandboxConfig, SandboxMode, StartError};
 pub use timing::{BotTiming, TurnTiming};
 pub use tokens::CoreTokens;

@@ -1,13 +1,13 @@
 //! Worker-side Prometheus metrics: match duration and per-turn latency (per game and player
 //! count), bot faults by kind and bot, compile cache hits/misses and compile time, sandbox mode,
-//! slots busy/total. Registered in the process's default registry; whoever runs the worker
+//! slots busy/total, the start-up self-test. Registered in the process's default registry; whoever runs the worker
 //! (`farm run` embedded, or a cluster worker) serves it on `/metrics`.
 
 use std::sync::OnceLock;
 
 use games::bomberman::replay::MatchResult;
 use prometheus::{
-    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
 };
 use shared::FaultKind;
 
@@ -28,6 +28,10 @@ pub struct WorkerMetrics {
     pub sandbox_mode: IntGaugeVec,
     pub slots: IntGauge,
     pub slots_busy: IntGauge,
+    /// 1 when the last self-test passed, 0 before any and after a failed one.
+    pub self_test_ok: IntGauge,
+    /// Wall time of the last self-test.
+    pub self_test_seconds: Gauge,
 }
 
 fn reg<C: prometheus::core::Collector + Clone + 'static>(c: C) -> C {
@@ -112,6 +116,16 @@ pub fn global() -> &'static WorkerMetrics {
                 IntGauge::new("farm_worker_slots_busy", "Matches running now")
                     .expect("static metric definition"),
             ),
+            self_test_ok: reg(IntGauge::new(
+                "farm_worker_self_test_ok",
+                "1 when the worker's self-test (compile and run a bot through the real sandbox) passed",
+            )
+            .expect("static metric definition")),
+            self_test_seconds: reg(Gauge::new(
+                "farm_worker_self_test_seconds",
+                "Wall time of the worker's last self-test",
+            )
+            .expect("static metric definition")),
         };
         for o in ["ok", "failed"] {
             m.matches.with_label_values(&[o]);
@@ -122,6 +136,12 @@ pub fn global() -> &'static WorkerMetrics {
         }
         m
     })
+}
+
+/// Set `farm_worker_sandbox_mode` for the mode `cfg` puts in force on this host (call at
+/// process start, before any job: otherwise every mode reads 0 until the first job).
+pub fn init_sandbox_mode(cfg: &crate::sandbox::SandboxConfig) {
+    global().set_sandbox_mode(cfg.effective_mode().as_str());
 }
 
 impl WorkerMetrics {
@@ -216,5 +236,8 @@ mod tests {
             assert_eq!(m.slots_busy.get(), before + 1);
         }
         assert_eq!(m.slots_busy.get(), before);
+        init_sandbox_mode(&crate::sandbox::SandboxConfig::plain());
+        assert_eq!(m.sandbox_mode.with_label_values(&["off"]).get(), 1);
+        assert_eq!(m.sandbox_mode.with_label_values(&["unprivileged"]).get(), 0);
     }
 }

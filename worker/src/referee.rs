@@ -1,7 +1,10 @@
 //! The referee loop: one Bomberman match driven with live bot processes. It owns the turn
 //! sequence (INIT + TURN text out, one answer line back per living bot), turns bot misbehaviour
 //! into classified faults the engine eliminates per the rules, records the replay, and makes
-//! sure every process of the match is gone when it returns.
+//! sure every process of the match is gone when it returns. A failure the host caused (a bot
+//! that cannot start because of the sandbox or the scratch mount, the host's OOM killer) is
+//! never recorded as a bot's fault: `play` returns [`RefereeError::Host`] and the job fails as
+//! an infrastructure problem, to be retried elsewhere.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,7 +13,7 @@ use games::bomberman::replay::{MapSource, MatchMeta, Recorder, Replay, TurnInput
 use games::bomberman::{self as bm, Game, Input, Map, Params};
 use shared::{Fault, FaultKind};
 
-use crate::bot::{Bot, BotCommand, CoreTokens, SandboxConfig};
+use crate::bot::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 
 /// Answer deadlines, as RULES.md sets them.
 #[derive(Debug, Clone, Copy)]
@@ -86,6 +89,20 @@ pub enum RefereeError {
     SpawnCount { spawns: usize, seats: usize },
     #[error("engine refused the match: {0}")]
     Engine(String),
+    /// The host, not a bot, made the match impossible: never score it.
+    #[error("host problem with seat {seat} ({name}): {detail}")]
+    Host {
+        seat: usize,
+        name: String,
+        detail: String,
+    },
+}
+
+impl RefereeError {
+    /// True when the host is to blame (retry elsewhere), false for an invalid match.
+    pub fn is_host(&self) -> bool {
+        matches!(self, RefereeError::Host { .. })
+    }
 }
 
 /// Play one match to the end and return its replay (result included). Bots that fail to start,
@@ -150,9 +167,17 @@ pub fn play_with(
                     bots.push(Some(bot));
                     pending.push(None);
                 }
-                Err(f) => {
+                Err(SpawnError::Bot(f)) => {
                     bots.push(None);
                     pending.push(Some(f));
+                }
+                Err(e @ SpawnError::Host { .. }) => {
+                    // The bots already started are torn down as `bots` drops.
+                    return Err(RefereeError::Host {
+                        seat: slot,
+                        name: seat.name.clone(),
+                        detail: e.to_string(),
+                    });
                 }
             },
             Err(f) => {
@@ -211,6 +236,13 @@ pub fn play_with(
                     recorded.push(TurnInput::Act(action));
                 }
                 Err(f) => {
+                    if let Some(why) = bots[p].as_ref().and_then(|b| b.host_failure()) {
+                        return Err(RefereeError::Host {
+                            seat: p,
+                            name: spec.seats[p].name.clone(),
+                            detail: format!("{why} (recorded as {} by the bot)", f.kind.as_str()),
+                        });
+                    }
                     // Eliminated this turn: stop its processes now, keep what the replay needs.
                     if let Some(b) = bots[p].take() {
                         reports[p] = Some(b.finish());

@@ -4,9 +4,11 @@
 
 mod common;
 
+use std::os::unix::fs::PermissionsExt;
+
 use common::*;
 use shared::FaultKind;
-use worker::{Bot, BotCommand, CoreTokens, SandboxConfig};
+use worker::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 
 fn expect_fault(bad: &BotCommand, kind: FaultKind, turn: u32) {
     for cfg in modes() {
@@ -102,20 +104,35 @@ fn a_faulted_bot_keeps_its_fault() {
 }
 
 #[test]
-fn missing_or_unrunnable_program_is_a_start_failure() {
+fn an_unrunnable_program_is_a_start_failure_a_missing_one_the_hosts() {
     let tokens = CoreTokens::new(1);
     for cfg in modes() {
+        // The program path comes from the cache / artifact store: its absence is the host's.
         let missing = BotCommand::new("/nonexistent/bot");
-        let f = Bot::spawn(&missing, &cfg, &tokens, 0).unwrap_err();
-        assert_eq!(f.kind, FaultKind::StartFailure);
-        assert!(f.detail.contains("/nonexistent/bot"), "{f:?}");
+        match Bot::spawn(&missing, &cfg, &tokens, 0).unwrap_err() {
+            e @ SpawnError::Host { .. } => assert!(e.to_string().contains("/nonexistent/bot")),
+            other => panic!(
+                "{:?}: a missing program is not the bot's: {other:?}",
+                cfg.mode
+            ),
+        }
 
+        // An executable file that is not a program the kernel can run (ENOEXEC): the bot's.
         let dir = tempfile::tempdir().unwrap();
         let text = dir.path().join("not-a-program.txt");
         std::fs::write(&text, "hello").unwrap();
-        let f = Bot::spawn(&BotCommand::new(&text), &cfg, &tokens, 0).unwrap_err();
+        std::fs::set_permissions(&text, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let f = match Bot::spawn(&BotCommand::new(&text), &cfg, &tokens, 0).unwrap_err() {
+            SpawnError::Bot(f) => f,
+            other => panic!("{:?}: {other:?}", cfg.mode),
+        };
         assert_eq!(f.kind, FaultKind::StartFailure, "{:?}", cfg.mode);
         assert!(f.detail.contains("execve"), "{:?}: {f:?}", cfg.mode);
+        assert!(
+            f.detail.contains("Exec format error"),
+            "{:?}: {f:?}",
+            cfg.mode
+        );
         // The token came back.
         assert_eq!(tokens.available(), 1);
     }

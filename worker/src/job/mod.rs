@@ -70,6 +70,13 @@ pub struct JobRunner {
 }
 
 impl JobRunner {
+    /// Prove this worker can run a bot here ([`crate::selftest::run`]); call before taking jobs.
+    pub fn self_test(
+        &self,
+    ) -> Result<crate::selftest::SelfTestReport, crate::selftest::SelfTestError> {
+        crate::selftest::run(&self.cache, &self.sandbox, &self.tokens)
+    }
+
     /// Play the job and report; never panics on bad jobs, never blames a bot for the host.
     pub fn execute(&self, job: &Job, artifacts: &dyn Artifacts) -> JobReport {
         let metrics = crate::metrics::global();

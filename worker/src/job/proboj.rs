@@ -51,7 +51,9 @@ pub(super) fn play(
         ..RunOptions::default()
     };
     let bundle = remote::run_in(p, dir.path(), &opts, &NEVER).map_err(|e| match e {
-        RemoteError::Io { .. } => JobFailure::Infrastructure(format!("game {}: {e}", job.number)),
+        RemoteError::Io { .. } | RemoteError::Host(_) => {
+            JobFailure::Infrastructure(format!("game {}: {e}", job.number))
+        }
         other => JobFailure::Unsupported(format!("game {}: {other}", job.number)),
     })?;
     serde_json::to_string(&bundle)

@@ -1,13 +1,14 @@
 //! A 钳王 (qianwang) match as a farm job: the two seats' JavaScript programs by hash (black, then
 //! red), played in the embedded JS engine (`crate::qianwang`); the report carries the match
 //! record as JSON. A seat whose program is not valid UTF-8 loses as `error`; a missing or
-//! mismatching artifact is a host problem, never blamed on a bot.
+//! mismatching artifact, or an engine that cannot start, is a host problem, never blamed on a
+//! bot.
 
 use sha2::{Digest, Sha256};
 use shared::msg::{Job, JobFailure, SeatSpec};
 
 use super::{Artifacts, JobRunner};
-use crate::qianwang::{play_entrants, Entrant, Limits};
+use crate::qianwang::{try_play_entrants, Entrant, Limits};
 
 /// The referee version of qianwang jobs.
 pub use games::qianwang::VERSION;
@@ -29,7 +30,8 @@ pub(super) fn play(
     let red = entrant(job, red, artifacts)?;
     // One match thinks on one core at a time: hold one core token for the whole match.
     let _core = runner.tokens.acquire();
-    let record = play_entrants(&black, &red, job.seed, &Limits::default());
+    let record = try_play_entrants(&black, &red, job.seed, &Limits::default())
+        .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     tracing::debug!(
         match_number = job.number,
         outcome = %games::qianwang::summarize(&record.outcome),

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sandbox::{Limits, SandboxConfig};
+use crate::sandbox::{Limits, SandboxConfig, StartError};
 
 use super::config::{Command, Config, Game};
 use super::log::{Drain, Log};
@@ -91,6 +91,9 @@ pub struct GameOutcome {
     pub warnings: Vec<String>,
     /// Commands relayed.
     pub commands: u64,
+    /// Set (with `ending` = `Failed`) when the host, not a program, kept the game from running
+    /// (a sandbox set-up or exec failure on the farm's side): never to be scored.
+    pub host_problem: Option<String>,
 }
 
 pub(super) struct Proc {
@@ -125,6 +128,7 @@ pub fn run_game(
         ending: Ending::End,
         warnings: Vec::new(),
         commands: 0,
+        host_problem: None,
     };
     let logs = folder.join("logs");
     if let Err(e) = make_dirs(&config.game_root, &logs) {
@@ -184,6 +188,9 @@ pub fn run_game(
                 "the server ({}) could not start: {e}",
                 config.server.program.display()
             );
+            if matches!(e, StartError::Host(_)) {
+                outcome.host_problem = Some(msg.clone());
+            }
             server_log.note(&msg);
             server_log.close();
             outcome.ending = Ending::Failed(msg);
@@ -204,6 +211,17 @@ pub fn run_game(
         };
         let process = match start(&pc.command, &opts.player_limits, slot_base + 1 + i, &[]) {
             Ok(p) => Some(p),
+            Err(e @ StartError::Host(_)) => {
+                // The host's problem, not the player's: the game cannot be played fairly.
+                let msg = format!("player {name} could not start (a host problem): {e}");
+                log.note(&msg);
+                log.close();
+                server_log.note(&msg);
+                server_log.close();
+                outcome.host_problem = Some(msg.clone());
+                outcome.ending = Ending::Failed(msg);
+                return outcome;
+            }
             Err(e) => {
                 log.note(&format!("could not start: {e}"));
                 outcome

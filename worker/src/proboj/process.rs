@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::sandbox::lock::FsPolicy;
 use crate::sandbox::prepare::{self, Spec};
 use crate::sandbox::process::Process;
-use crate::sandbox::{Limits, SandboxConfig, SandboxMode};
+use crate::sandbox::{Limits, SandboxConfig, SandboxMode, StartError};
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -33,8 +33,9 @@ pub struct SandboxedProcess {
 
 impl SandboxedProcess {
     /// Start `launch` under `cfg`; `slot` picks the uid of the pool in `Full` mode (distinct per
-    /// concurrent process).
-    pub fn start(cfg: &SandboxConfig, launch: &Launch, slot: usize) -> Result<Self, String> {
+    /// concurrent process). A [`StartError::Host`] is the host's problem (the game must fail
+    /// as such); only [`StartError::Program`] is the program's own.
+    pub fn start(cfg: &SandboxConfig, launch: &Launch, slot: usize) -> Result<Self, StartError> {
         let mut extra = FsPolicy::default();
         if cfg.effective_mode() != SandboxMode::Off {
             extra.read.push(launch.cwd.clone());

@@ -37,6 +37,10 @@ pub enum RemoteError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The host could not run the game (sandbox set-up, exec of a farm-laid-out file): an
+    /// infrastructure failure, never a result.
+    #[error("host problem: {0}")]
+    Host(String),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RemoteError + '_ {
@@ -341,6 +345,9 @@ pub fn run_in(
     }
     check_relative(&game.gamefolder)?;
     let outcome = run_game(&config, &game, opts, stop, 0);
+    if let Some(why) = &outcome.host_problem {
+        return Err(RemoteError::Host(why.clone()));
+    }
     bundle(&outcome)
 }
 
@@ -415,6 +422,7 @@ pub fn unpack(b: &GameBundle, game_root: &Path) -> Result<GameOutcome, RemoteErr
         ending: ending_of(&b.ending),
         warnings: b.warnings.clone(),
         commands: b.commands,
+        host_problem: None,
     })
 }
 
@@ -428,5 +436,6 @@ pub fn failed(game: &Game, game_root: &Path, why: String) -> GameOutcome {
         ending: Ending::Failed(why),
         warnings: Vec::new(),
         commands: 0,
+        host_problem: None,
     }
 }

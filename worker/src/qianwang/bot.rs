@@ -44,8 +44,9 @@ pub(crate) struct JsBot {
     move_limit: Duration,
 }
 
+/// The engine could not be created (before any bot code ran): the host's problem.
 fn engine(e: rquickjs::Error) -> LoadError {
-    LoadError::Engine(e.to_string())
+    LoadError::EngineStart(e.to_string())
 }
 
 impl JsBot {

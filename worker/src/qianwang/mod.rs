@@ -30,6 +30,9 @@
 //! | went over the memory limit | `runtime` / `memory` |
 //!
 //! A bot is loaded right before its first turn, so a load failure is a fault at that turn.
+//! Not a fault of any bot (the host's; [`try_play_entrants`] returns it as a [`HostFailure`],
+//! a farm job fails as infrastructure): the engine cannot even be created
+//! ([`LoadError::EngineStart`]), or the referee cannot continue its own game.
 //! Passes are played by the engine without calling the bot.
 //!
 //! # API
@@ -42,6 +45,7 @@
 //! struct Entrant { name, code_sha256, code: Result<String, String> }   // Err = cannot load (why)
 //! Entrant::from_source(&BotSource) / Entrant::from_bytes(name, bytes)
 //! fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord
+//! fn try_play_entrants(..same..) -> Result<MatchRecord, HostFailure>   // host failures apart
 //! ```
 
 mod api;
@@ -52,7 +56,7 @@ mod play;
 use games::qianwang::{Fault, RuntimeKind, Side};
 use thiserror::Error;
 
-pub use play::{play_entrants, play_match, Entrant};
+pub use play::{play_entrants, play_match, try_play_entrants, Entrant, HostFailure};
 
 /// One bot's program: its name (for the record) and its JavaScript source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,8 +118,14 @@ pub enum LoadError {
     NulByte { offset: usize },
     #[error("the code is not valid UTF-8: {0}")]
     NotUtf8(String),
-    #[error("the JavaScript engine could not start: {0}")]
+    /// The engine failed while running the code in an unexpected way (the bot's, as a load
+    /// error of its code).
+    #[error("the JavaScript engine failed on the code: {0}")]
     Engine(String),
+    /// The engine itself could not be created before any bot code ran: the host's problem
+    /// ([`LoadError::is_host`]), never a fault of the bot.
+    #[error("the JavaScript engine could not start: {0}")]
+    EngineStart(String),
 }
 
 fn at(line: Option<u32>, column: Option<u32>) -> String {
@@ -127,6 +137,11 @@ fn at(line: Option<u32>, column: Option<u32>) -> String {
 }
 
 impl LoadError {
+    /// True when the host, not the code, failed (the engine could not be created).
+    pub fn is_host(&self) -> bool {
+        matches!(self, LoadError::EngineStart(_))
+    }
+
     /// The fault a load failure is in a match (it loses at the bot's first turn).
     pub fn fault(&self) -> Fault {
         match self {
@@ -174,4 +189,54 @@ fn in_match_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
             },
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every load failure: the fault it is in a match, and whether the host is to blame.
+    #[test]
+    fn load_errors_are_the_bots_except_an_engine_that_cannot_start() {
+        let table: Vec<(LoadError, Fault, bool)> = vec![
+            (
+                LoadError::Syntax {
+                    line: Some(1),
+                    column: None,
+                    message: "x".into(),
+                },
+                Fault::Error,
+                false,
+            ),
+            (
+                LoadError::Threw {
+                    message: "x".into(),
+                },
+                Fault::Error,
+                false,
+            ),
+            (
+                LoadError::NoOnTurn { found: "x".into() },
+                Fault::Error,
+                false,
+            ),
+            (
+                LoadError::Timeout { ms: 1 },
+                Fault::Runtime(RuntimeKind::Timeout),
+                false,
+            ),
+            (
+                LoadError::Memory { limit_bytes: 1 },
+                Fault::Runtime(RuntimeKind::Memory),
+                false,
+            ),
+            (LoadError::NulByte { offset: 0 }, Fault::Error, false),
+            (LoadError::NotUtf8("x".into()), Fault::Error, false),
+            (LoadError::Engine("x".into()), Fault::Error, false),
+            (LoadError::EngineStart("x".into()), Fault::Error, true),
+        ];
+        for (e, fault, host) in table {
+            assert_eq!((e.fault(), e.is_host()), (fault, host), "{e:?}");
+        }
+    }
 }

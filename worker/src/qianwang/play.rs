@@ -58,7 +58,25 @@ pub fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits
 
 /// [`play_match`] for seats that may hold unloadable programs.
 pub fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord {
-    in_match_thread(|| run(black, red, seed, limits))
+    in_match_thread(|| run(black, red, seed, limits)).0
+}
+
+/// The host, not a bot, ended the match (see the module docs of `qianwang`): do not score it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("qianwang host failure: {0}")]
+pub struct HostFailure(pub String);
+
+/// [`play_entrants`], but a match the host spoiled is an `Err`, not a record blaming a bot.
+pub fn try_play_entrants(
+    black: &Entrant,
+    red: &Entrant,
+    seed: u64,
+    limits: &Limits,
+) -> Result<MatchRecord, HostFailure> {
+    match in_match_thread(|| run(black, red, seed, limits)) {
+        (_, Some(why)) => Err(HostFailure(why)),
+        (record, None) => Ok(record),
+    }
 }
 
 enum Seat {
@@ -66,7 +84,14 @@ enum Seat {
     Loaded(Box<JsBot>),
 }
 
-fn run(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord {
+/// The record, and why the host spoiled it (if it did).
+fn run(
+    black: &Entrant,
+    red: &Entrant,
+    seed: u64,
+    limits: &Limits,
+) -> (MatchRecord, Option<String>) {
+    let mut host_failure = None;
     let mut game = Game::new();
     let entrants = [black, red];
     let mut seats = [Seat::NotLoaded, Seat::NotLoaded];
@@ -84,7 +109,10 @@ fn run(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecor
         if let Seat::NotLoaded = slot {
             match load(entrants[side.index()], side, seed, limits) {
                 Ok(bot) => *slot = Seat::Loaded(Box::new(bot)),
-                Err((fault, detail)) => {
+                Err((fault, detail, host)) => {
+                    if host {
+                        host_failure = Some(format!("{side}: {detail}"));
+                    }
                     forfeit(&mut game, fault, detail);
                     break;
                 }
@@ -111,6 +139,7 @@ fn run(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecor
         Some(o) => o,
         None => {
             // Only reachable if the engine refused its own pass (logged above).
+            host_failure = Some("the referee could not continue its own game".into());
             let fault = Fault::Error;
             forfeit(
                 &mut game,
@@ -126,14 +155,15 @@ fn run(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecor
             })
         }
     };
-    MatchRecord {
+    let record = MatchRecord {
         version: qw::VERSION.to_string(),
         seed,
         black: player(black),
         red: player(red),
         plies: game.history().to_vec(),
         outcome,
-    }
+    };
+    (record, host_failure)
 }
 
 fn player(e: &Entrant) -> Player {
@@ -143,13 +173,27 @@ fn player(e: &Entrant) -> Player {
     }
 }
 
-fn load(e: &Entrant, side: Side, seed: u64, limits: &Limits) -> Result<JsBot, (Fault, String)> {
-    let code = e
-        .code
-        .as_ref()
-        .map_err(|why| (Fault::Error, format!("the program cannot be loaded: {why}")))?;
-    JsBot::load(code, side, seed, limits)
-        .map_err(|err| (err.fault(), format!("the program cannot be loaded: {err}")))
+/// The bot, or (fault, detail, whether the host is to blame).
+fn load(
+    e: &Entrant,
+    side: Side,
+    seed: u64,
+    limits: &Limits,
+) -> Result<JsBot, (Fault, String, bool)> {
+    let code = e.code.as_ref().map_err(|why| {
+        (
+            Fault::Error,
+            format!("the program cannot be loaded: {why}"),
+            false,
+        )
+    })?;
+    JsBot::load(code, side, seed, limits).map_err(|err| {
+        (
+            err.fault(),
+            format!("the program cannot be loaded: {err}"),
+            err.is_host(),
+        )
+    })
 }
 
 fn forfeit(game: &mut Game, fault: Fault, detail: String) {

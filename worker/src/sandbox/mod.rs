@@ -10,6 +10,8 @@
 
 pub(crate) mod cgroup;
 pub(crate) mod child;
+pub mod error;
+pub(crate) mod folder;
 pub(crate) mod host;
 pub(crate) mod lock;
 pub(crate) mod prepare;
@@ -20,6 +22,7 @@ pub(crate) mod uids;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use error::{HostError, StartError};
 pub use host::HostSupport;
 
 /// Which isolation to apply.
@@ -89,11 +92,16 @@ pub struct SandboxConfig {
     pub stderr_keep: usize,
     /// More stderr than this in one match is an `output_flood` fault.
     pub stderr_limit: u64,
-    /// Where private scratch directories are made (one per bot, removed at its end).
+    /// Where private bot folders are made (one per bot, `bot-<random hex>`, removed at its end;
+    /// abandoned ones are swept by their flock). Must be on an exec-able filesystem: the bot's
+    /// program copy runs from there. Default `$TMPDIR/matchfarm-scratch`.
     pub scratch_root: PathBuf,
+    /// Where uid leases (flocked `<uid>.lock` files) live: one host-wide folder shared by every
+    /// worker of the host (see `sandbox::uids`). Default [`default_uid_lock_dir`].
+    pub uid_lock_dir: PathBuf,
     /// First uid of the pool used when the worker is root (one uid per concurrent bot).
     pub uid_base: u32,
-    /// Size of the uid pool.
+    /// Size of the uid pool. Workers that cannot share `uid_lock_dir` need disjoint ranges.
     pub uid_count: u32,
     /// The cgroup filesystem root (v1 controllers below it, v2 at `unified/` or at the root).
     pub cgroup_root: PathBuf,
@@ -122,6 +130,7 @@ impl Default for SandboxConfig {
             stderr_keep: 16 << 10,
             stderr_limit: 8 << 20,
             scratch_root: std::env::temp_dir().join("matchfarm-scratch"),
+            uid_lock_dir: default_uid_lock_dir(),
             uid_base: 60001,
             uid_count: 256,
             cgroup_root: PathBuf::from("/sys/fs/cgroup"),
@@ -132,6 +141,18 @@ impl Default for SandboxConfig {
             extra_read_paths: Vec::new(),
             cpu_weight: 32768,
         }
+    }
+}
+
+/// Where uid leases live by default: `/run/matchfarm/uids` for a root worker (host-wide, and a
+/// tmpfs, so leases of a rebooted host are gone), else `$TMPDIR/matchfarm-uids` (a non-root
+/// worker never switches uids, so it never leases one).
+pub fn default_uid_lock_dir() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        PathBuf::from("/run/matchfarm/uids")
+    } else {
+        std::env::temp_dir().join("matchfarm-uids")
     }
 }
 
@@ -188,10 +209,11 @@ impl SandboxConfig {
                     "namespaces net+pid+mount+ipc+uts, reaping init as pid 1, hidepid /proc".into(),
                 );
                 parts.push(format!(
-                    "tmpfs scratch {} MiB, uid pool {}..{}",
+                    "tmpfs scratch {} MiB, uid pool {}..{} leased in {}",
                     l.scratch_quota >> 20,
                     self.uid_base,
-                    self.uid_base + self.uid_count - 1
+                    self.uid_base + self.uid_count.max(1) - 1,
+                    self.uid_lock_dir.display()
                 ));
                 parts.push(host.cgroup_summary(l));
             }

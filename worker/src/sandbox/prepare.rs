@@ -1,19 +1,21 @@
 //! Starting one sandboxed process: everything is prepared here in the parent (private program
 //! copy, scratch dir, uid lease, cgroups, landlock ruleset, seccomp programs, rlimits, pipes),
 //! then one fork-like clone runs `child::child_main`, and the CLOEXEC error pipe tells whether
-//! the exec happened.
+//! the exec happened. Every failure is classified on the fault boundary (`super::error`): only
+//! an exec the program itself makes impossible is the program's.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use nix::fcntl::OFlag;
 
 use super::cgroup::BotCgroups;
 use super::child::{self, ChildPlan, InitPlan, MountOp, Stage};
+use super::error::{classify_child_failure, HostError, StartError};
+use super::folder::{self, LockedDir};
 use super::lock::{self, FsPolicy};
 use super::process::{Process, Resources};
 use super::{seccomp, uids, HostSupport, Limits, SandboxConfig, SandboxMode};
@@ -38,25 +40,27 @@ pub(crate) struct Spec<'a> {
     pub slot: usize,
 }
 
-static SEQ: AtomicU64 = AtomicU64::new(0);
+/// Prefix of bot folders in the scratch root (`bot-<32 hex>`, lock file `bot-<32 hex>.lock`).
+pub(crate) const BOT_DIR_PREFIX: &str = "bot-";
+/// How often a busy worker re-sweeps its scratch root for abandoned bot folders.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
-/// Start `spec` under `cfg`. Errors name the step that failed.
-pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, String> {
+/// Start `spec` under `cfg`. Errors name the step that failed and whose fault it is.
+pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, StartError> {
     let mode = cfg.effective_mode();
     let host = HostSupport::get();
     announce(cfg, mode, host);
-    let id = format!(
-        "{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    );
+    let swept = folder::sweep_now_and_then(&cfg.scratch_root, BOT_DIR_PREFIX, SWEEP_EVERY);
+    if swept > 0 {
+        tracing::warn!(swept, root = %cfg.scratch_root.display(), "removed abandoned bot folders");
+    }
     let mut res = Resources {
         mode,
         dir: None,
         uid: None,
         cgroups: None,
     };
-    match prepare_and_launch(cfg, spec, mode, host, &id, &mut res) {
+    match prepare_and_launch(cfg, spec, mode, host, &mut res) {
         Ok(p) => Ok(p),
         Err(e) => {
             res.release();
@@ -77,10 +81,6 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
     };
     once.call_once(|| {
         tracing::info!(sandbox = %cfg.describe(), "bot sandbox in force");
-        let swept = sweep_stale_folders(&cfg.scratch_root);
-        if swept > 0 {
-            tracing::warn!(swept, "removed bot folders left by workers that died");
-        }
         if mode == SandboxMode::Full {
             if let Err(e) = super::cgroup::join_worker_group(host, cfg.cpu_weight) {
                 tracing::warn!(error = %e, "could not join the matchfarm cpu cgroup");
@@ -93,49 +93,22 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
     });
 }
 
-/// Remove bot folders (`<worker pid>-<seq>`) of workers that are no longer running.
-fn sweep_stale_folders(root: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return 0;
-    };
-    let mut swept = 0;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .split_once('-')
-            .and_then(|(p, _)| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
-        }
-        if std::fs::remove_dir_all(e.path()).is_ok() {
-            swept += 1;
-        }
-    }
-    swept
-}
-
 fn prepare_and_launch(
     cfg: &SandboxConfig,
     spec: &Spec,
     mode: SandboxMode,
     host: &HostSupport,
-    id: &str,
     res: &mut Resources,
-) -> Result<Process, String> {
-    let io = |what: &str, p: &Path, e: std::io::Error| format!("{what} {}: {e}", p.display());
+) -> Result<Process, StartError> {
+    let io = |what: &'static str, p: &Path, e: std::io::Error| HostError::io(what, p, e);
     let full = mode == SandboxMode::Full;
     let sandboxed = mode != SandboxMode::Off;
 
     if full && host.root {
-        res.uid = Some(uids::lease(
-            &cfg.scratch_root.join(".uids"),
-            cfg.uid_base,
-            cfg.uid_count,
-            spec.slot,
-        )?);
+        res.uid = Some(
+            uids::lease(&cfg.uid_lock_dir, cfg.uid_base, cfg.uid_count, spec.slot)
+                .map_err(|e| HostError::Uid(e.to_string()))?,
+        );
     }
     let uid = res.uid.as_ref().map(|l| l.uid);
 
@@ -143,9 +116,16 @@ fn prepare_and_launch(
     std::fs::create_dir_all(&cfg.scratch_root)
         .map_err(|e| io("scratch root", &cfg.scratch_root, e))?;
     let _ = std::fs::set_permissions(&cfg.scratch_root, std::fs::Permissions::from_mode(0o711));
-    let dir = cfg.scratch_root.join(id);
-    std::fs::create_dir(&dir).map_err(|e| io("bot folder", &dir, e))?;
-    res.dir = Some(dir.clone());
+    let locked = LockedDir::create(&cfg.scratch_root, BOT_DIR_PREFIX)
+        .map_err(|e| io("bot folder in", &cfg.scratch_root, e))?;
+    let dir = locked.path().to_path_buf();
+    // Cgroups live in this pid namespace's view (their sweep checks the pid): pid + random.
+    let id = format!(
+        "{}-{}",
+        std::process::id(),
+        &locked.name()[BOT_DIR_PREFIX.len()..]
+    );
+    res.dir = Some(locked);
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
         .map_err(|e| io("chmod", &dir, e))?;
     let scratch = match &spec.work_dir {
@@ -181,11 +161,15 @@ fn prepare_and_launch(
     };
 
     if full {
-        res.cgroups = Some(BotCgroups::create(host, id, &spec.limits, cfg.cpu_weight)?);
+        res.cgroups = Some(
+            BotCgroups::create(host, &id, &spec.limits, cfg.cpu_weight)
+                .map_err(HostError::Setup)?,
+        );
     }
 
-    let cstr =
-        |s: &[u8], what: &str| CString::new(s).map_err(|_| format!("{what} contains a NUL byte"));
+    let cstr = |s: &[u8], what: &str| {
+        CString::new(s).map_err(|_| HostError::Setup(format!("{what} contains a NUL byte")))
+    };
     let prog_c = cstr(program.as_os_str().as_encoded_bytes(), "program path")?;
     let mut argv = vec![prog_c.clone()];
     for a in spec.args {
@@ -211,29 +195,31 @@ fn prepare_and_launch(
         policy.exec.push(program.clone());
         policy.exec.extend(lock::dynamic_loader());
         policy.write.push(scratch.clone());
-        lock::ruleset(&policy)?
+        lock::ruleset(&policy).map_err(HostError::Setup)?
     } else {
         None
     };
     plan.landlock_fd = landlock_fd.as_ref().map(|f| f.as_raw_fd());
     plan.no_new_privs = sandboxed;
     if sandboxed {
-        plan.seccomp = seccomp::programs()?.to_vec();
+        plan.seccomp = seccomp::programs().map_err(HostError::Setup)?.to_vec();
     }
     plan.ids = uid.map(|u| (u, u));
 
     // Pipes: the parent's ends are non-blocking; all are CLOEXEC.
-    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
+    let pipe =
+        || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| HostError::Setup(format!("pipe: {e}")));
     let nonblock = |fd: &OwnedFd| {
         nix::fcntl::fcntl(
             fd.as_raw_fd(),
             nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
         )
         .map(|_| ())
-        .map_err(|e| format!("fcntl: {e}"))
+        .map_err(|e| HostError::Setup(format!("fcntl: {e}")))
     };
     let (stdin_child, stdin_parent) = if spec.stdin_null {
-        let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+        let null =
+            std::fs::File::open("/dev/null").map_err(|e| io("open", Path::new("/dev/null"), e))?;
         (OwnedFd::from(null), None)
     } else {
         let (r, w) = pipe()?;
@@ -257,7 +243,9 @@ fn prepare_and_launch(
         let (status_r, status_w) = pipe()?;
         let mut mounts = Vec::new();
         if full {
-            let c = |s: &str| CString::new(s).map_err(|_| "NUL in mount argument".to_owned());
+            let c = |s: &str| {
+                CString::new(s).map_err(|_| HostError::Setup("NUL in mount argument".into()))
+            };
             mounts.push(MountOp {
                 src: c("none")?,
                 target: c("/")?,
@@ -324,7 +312,11 @@ fn prepare_and_launch(
         unsafe { child::child_main(&plan) }
     }
     if pid < 0 {
-        return Err(format!("clone: {}", std::io::Error::last_os_error()));
+        return Err(HostError::Stage {
+            stage: "clone",
+            source: std::io::Error::last_os_error(),
+        }
+        .into());
     }
     drop((stdin_child, stdout_w, stderr_w, err_w, landlock_fd));
     let status_r = status_pair.map(|(r, w)| {
@@ -344,22 +336,17 @@ fn prepare_and_launch(
         std::mem::take(res),
     );
     if n != 0 {
-        let msg = if n == 5 {
+        let err = if n == 5 {
             let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
-            format!(
-                "{} failed: {}",
-                Stage::from_u8(report[0]),
-                std::io::Error::from_raw_os_error(errno)
-            )
+            classify_child_failure(Stage::from_u8(report[0]), errno, program.clone())
         } else {
-            "the sandboxed child did not report".to_owned()
+            HostError::Setup("the sandboxed child did not report within 10 s".into()).into()
         };
         let leftovers = proc_.cleanup();
-        return Err(if leftovers.is_empty() {
-            msg
-        } else {
-            format!("{msg} (left: {})", leftovers.join("; "))
-        });
+        if !leftovers.is_empty() {
+            tracing::error!(?leftovers, error = %err, "a failed start left things behind");
+        }
+        return Err(err);
     }
     Ok(proc_)
 }

@@ -3,10 +3,10 @@
 //! kill-reap-verify-remove step that proves nothing is left.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::cgroup::BotCgroups;
+use super::folder::LockedDir;
 use super::uids::{self, UidLease};
 use super::SandboxMode;
 
@@ -14,7 +14,7 @@ use super::SandboxMode;
 #[derive(Debug, Default)]
 pub(crate) struct Resources {
     pub mode: SandboxMode,
-    pub dir: Option<PathBuf>,
+    pub dir: Option<LockedDir>,
     pub uid: Option<UidLease>,
     pub cgroups: Option<BotCgroups>,
 }
@@ -27,11 +27,7 @@ impl Resources {
             left.extend(cg.remove());
         }
         if let Some(dir) = self.dir.take() {
-            if let Err(e) = std::fs::remove_dir_all(&dir) {
-                if dir.exists() {
-                    left.push(format!("folder {} not removed: {e}", dir.display()));
-                }
-            }
+            left.extend(dir.remove());
         }
         self.uid = None;
         left

@@ -17,12 +17,23 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The sandbox configuration tests use for `mode`: the production default, except that uid
+/// leases live where older checkouts of this project lease them (`$TMPDIR/matchfarm-scratch/
+/// .uids`), so that test runs of several checkouts on one machine still never share a uid.
+pub fn config(mode: SandboxMode) -> SandboxConfig {
+    SandboxConfig {
+        mode,
+        uid_lock_dir: std::env::temp_dir().join("matchfarm-scratch").join(".uids"),
+        ..SandboxConfig::default()
+    }
+}
+
 /// One cache for the whole test binary (and across runs: it lives in the target dir).
 pub fn cache() -> &'static CompileCache {
     static CACHE: OnceLock<CompileCache> = OnceLock::new();
     CACHE.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bot-cache");
-        CompileCache::new(dir, SandboxConfig::default()).expect("compile cache")
+        CompileCache::new(dir, config(SandboxMode::Auto)).expect("compile cache")
     })
 }
 
@@ -124,10 +135,7 @@ pub fn modes() -> Vec<SandboxConfig> {
     let mut out = vec![SandboxConfig::plain()];
     for mode in [SandboxMode::Unprivileged, SandboxMode::Full] {
         match sandbox_unavailable(mode) {
-            None => out.push(SandboxConfig {
-                mode,
-                ..SandboxConfig::default()
-            }),
+            None => out.push(config(mode)),
             Some(why) => skip(&format!("{} mode: {why}", mode.as_str())),
         }
     }
@@ -139,10 +147,7 @@ pub fn sandboxes() -> Vec<SandboxConfig> {
     let mut out = Vec::new();
     for mode in [SandboxMode::Full, SandboxMode::Unprivileged] {
         match sandbox_unavailable(mode) {
-            None => out.push(SandboxConfig {
-                mode,
-                ..SandboxConfig::default()
-            }),
+            None => out.push(config(mode)),
             Some(why) => skip(&format!("{} mode: {why}", mode.as_str())),
         }
     }
@@ -153,12 +158,7 @@ pub fn sandboxes() -> Vec<SandboxConfig> {
 pub fn strongest() -> Option<SandboxConfig> {
     for mode in [SandboxMode::Full, SandboxMode::Unprivileged] {
         match sandbox_unavailable(mode) {
-            None => {
-                return Some(SandboxConfig {
-                    mode,
-                    ..SandboxConfig::default()
-                })
-            }
+            None => return Some(config(mode)),
             Some(why) => skip(&format!("{} mode: {why}", mode.as_str())),
         }
     }
