@@ -29,6 +29,51 @@ pub struct SandboxArgs {
     /// How many bots may think at once on this host (default: number of cores).
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
+    /// Where each bot's private folder (its program copy and scratch) is made. Must be on a
+    /// filesystem that allows exec (a `noexec` /tmp, as Docker mounts a compose tmpfs, stops
+    /// every bot: the self-test says so). Default: $TMPDIR/matchfarm-scratch.
+    #[arg(long, env = "FARM_SCRATCH_DIR", value_name = "DIR")]
+    pub scratch_dir: Option<PathBuf>,
+    /// Folder of the per-bot uid leases (flocks). Every worker on one host must share it (mount
+    /// the same host folder into every worker container), or get disjoint --uid-base ranges:
+    /// bots of two workers must never run under one host uid. Default: /run/matchfarm/uids as
+    /// root.
+    #[arg(long, env = "FARM_UID_LEASE_DIR", value_name = "DIR")]
+    pub uid_lease_dir: Option<PathBuf>,
+    /// First host uid of the pool bots run under (root workers; one uid per concurrent bot).
+    #[arg(
+        long,
+        env = "FARM_UID_BASE",
+        value_name = "UID",
+        default_value_t = 60001
+    )]
+    pub uid_base: u32,
+    /// Size of the uid pool from --uid-base.
+    #[arg(long, env = "FARM_UID_COUNT", value_name = "N", default_value_t = 256)]
+    pub uid_count: u32,
+}
+
+impl SandboxArgs {
+    /// The sandbox configuration these flags describe.
+    pub fn config(&self) -> Result<SandboxConfig> {
+        anyhow::ensure!(self.uid_count > 0, "--uid-count must be positive");
+        anyhow::ensure!(
+            self.uid_base > 0 && self.uid_base.checked_add(self.uid_count).is_some(),
+            "--uid-base {} with --uid-count {} leaves the range of uids",
+            self.uid_base,
+            self.uid_count
+        );
+        let mut cfg = SandboxConfig::default();
+        if let Some(d) = &self.scratch_dir {
+            cfg.scratch_root = d.clone();
+        }
+        if let Some(d) = &self.uid_lease_dir {
+            cfg.uid_lock_dir = d.clone();
+        }
+        cfg.uid_base = self.uid_base;
+        cfg.uid_count = self.uid_count;
+        Ok(cfg)
+    }
 }
 
 /// Why a bot could not be made runnable.
@@ -100,7 +145,8 @@ pub struct BotPrep {
 impl BotPrep {
     pub fn new(args: &SandboxArgs) -> Result<BotPrep> {
         let dir = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
-        let sandbox = SandboxConfig::default();
+        let sandbox = args.config()?;
+        worker::metrics::init_sandbox_mode(&sandbox);
         tracing::info!(mode = %sandbox.describe(), "bot sandbox");
         let cache = CompileCache::new(dir.join("compile"), sandbox.clone())
             .map_err(|e| anyhow::anyhow!("{e}\nto fix: {}", host_hint(&e)))
@@ -194,6 +240,14 @@ impl BotPrep {
 
     pub fn sandbox(&self) -> &SandboxConfig {
         &self.sandbox
+    }
+
+    /// Compile and play a tiny bot through the real sandbox, scratch and cache as configured:
+    /// proof that this host can run bots. The error says what is wrong and how to fix it.
+    pub fn self_test(&self) -> Result<worker::selftest::SelfTestReport> {
+        worker::selftest::run(&self.cache, &self.sandbox, &self.tokens).map_err(|e| {
+            anyhow::anyhow!("self-test failed: this host cannot run bots as configured: {e}")
+        })
     }
 
     pub fn tokens(&self) -> &CoreTokens {

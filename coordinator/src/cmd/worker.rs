@@ -14,11 +14,23 @@ use crate::cluster::consumer::{serve, WorkerConfig};
 #[derive(Args, Debug, Clone)]
 pub struct WorkerArgs {
     /// The RabbitMQ broker (amqp://user:pass@host:5672/vhost).
-    #[arg(long, env = "FARM_BROKER", value_name = "URL", hide_env_values = true)]
-    pub broker: String,
+    #[arg(
+        long,
+        env = "FARM_BROKER",
+        value_name = "URL",
+        hide_env_values = true,
+        required_unless_present = "self_test"
+    )]
+    pub broker: Option<String>,
     /// The Redis with artifacts, heartbeats and the completed set (redis://host:6379/0).
-    #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
-    pub redis: String,
+    #[arg(
+        long,
+        env = "FARM_REDIS",
+        value_name = "URL",
+        hide_env_values = true,
+        required_unless_present = "self_test"
+    )]
+    pub redis: Option<String>,
     /// Matches this worker plays at once (default: number of cores).
     #[arg(long, env = "FARM_SLOTS", value_name = "N")]
     pub slots: Option<usize>,
@@ -40,11 +52,32 @@ pub struct WorkerArgs {
     /// checks that the package's VERSION is the referee it runs.
     #[arg(long, env = "FARM_WORKSPACE", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Only run the self-test (compile and play a tiny bot through the real sandbox, scratch and
+    /// cache as configured), print its result and exit: 0 when this host can run bots. Needs
+    /// no broker. `farm worker` runs the same test at start and takes no job when it fails.
+    #[arg(long)]
+    pub self_test: bool,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
 
 pub fn run(args: WorkerArgs) -> Result<ExitCode> {
+    if args.self_test {
+        let prep = BotPrep::new(&args.sandbox)?;
+        return match prep.self_test() {
+            Ok(report) => {
+                println!("{report}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("{e:#}");
+                Ok(ExitCode::from(2))
+            }
+        };
+    }
+    let (Some(broker), Some(redis)) = (args.broker.clone(), args.redis.clone()) else {
+        anyhow::bail!("farm worker needs --broker and --redis (or FARM_BROKER and FARM_REDIS)");
+    };
     let key = crate::cluster::load_key(args.key_file.as_deref())?;
     let slots = match args.slots {
         Some(0) => anyhow::bail!("--slots must be positive"),
@@ -68,24 +101,33 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         Some(dir) => Some(crate::workspace::digest(&crate::workspace::check(dir)?)),
         None => None,
     };
-    let runner = BotPrep::new(&args.sandbox)?.into_runner(id.clone());
-    let cfg = WorkerConfig {
-        broker: args.broker,
-        redis: args.redis,
-        slots,
-        key,
-        scratch,
-        id,
-        manifest_digest,
-    };
+    let prep = BotPrep::new(&args.sandbox)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .worker_threads(2)
         .build()?;
     worker::metrics::global().slots.set(slots as i64);
+    // Metrics first, so a failing self-test is visible on /metrics while the worker exits.
     let _metrics = match &args.metrics_addr {
         Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
         None => None,
+    };
+    match prep.self_test() {
+        Ok(report) => println!("worker {id}: {report}"),
+        Err(e) => {
+            eprintln!("worker {id} takes no jobs: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let runner = prep.into_runner(id.clone());
+    let cfg = WorkerConfig {
+        broker,
+        redis,
+        slots,
+        key,
+        scratch,
+        id,
+        manifest_digest,
     };
     runtime.block_on(serve(cfg, runner))?;
     Ok(ExitCode::SUCCESS)

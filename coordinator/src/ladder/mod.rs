@@ -76,6 +76,10 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
             let prep = BotPrep::new(&SandboxArgs {
                 cache_dir: Some(cfg.data.join("cache")),
                 cores: cfg.cores,
+                scratch_dir: None,
+                uid_lease_dir: None,
+                uid_base: 60001,
+                uid_count: 256,
             })?;
             farm::FarmKind::Embedded {
                 workers: cfg.workers.max(1),

@@ -33,6 +33,10 @@ pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
         return crate::cluster::coordinate::execute(plan, args, broker, redis).await;
     }
     let prep = crate::botprep::BotPrep::new(&args.sandbox)?;
+    // Prove this host can run a bot before any match is played (a host problem would
+    // otherwise show up as every match failing).
+    let report = prep.self_test()?;
+    tracing::info!(%report, "self-test passed");
     let mut artifacts = LocalArtifacts::new();
     let mut programs = Vec::with_capacity(plan.entries.len());
     for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
