@@ -325,11 +325,25 @@ impl Drop for Listener {
 struct Restore {
     redis: String,
     queues: Mutex<Vec<String>>,
+    /// Coordinator containers whose log names a queue (read before they are removed).
+    coordinators: Mutex<Vec<String>>,
+}
+
+/// The jobs queue a coordinator names in its log: `... (queue farm.X.jobs)`.
+fn queue_in_log(log: &str) -> Option<String> {
+    log.find("(queue ")
+        .map(|i| log[i + 7..].split(')').next().unwrap().to_string())
 }
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        for q in self.queues.lock().unwrap().drain(..) {
+        for c in self.coordinators.lock().unwrap().drain(..) {
+            if let Some(q) = queue_in_log(&logs(&c)) {
+                self.queues.lock().unwrap().push(q);
+            }
+        }
+        let queues: Vec<String> = self.queues.lock().unwrap().drain(..).collect();
+        for q in queues {
             delete_queues(&q);
         }
         if let Ok(mut c) = redis::Client::open(self.redis.as_str()).and_then(|c| c.get_connection()) {
@@ -398,7 +412,6 @@ fn deploy_files_run_in_podman_containers() {
     let (wflags, wenv) = worker_help();
     let has_self_test = wflags.contains("--self-test");
     let has_lease_dir = wenv.contains("FARM_UID_LEASE_DIR");
-    let has_scratch_dir = wenv.contains("FARM_SCRATCH_DIR");
     let mut not_checked: Vec<&str> = Vec::new();
     if !has_self_test {
         not_checked.push("`farm worker --self-test` (exit 0 as deployed; non-zero with a reason on Docker's default noexec /tmp)");
@@ -406,8 +419,9 @@ fn deploy_files_run_in_podman_containers() {
     if !has_lease_dir {
         not_checked.push("FARM_UID_LEASE_DIR (no uid shared by two containers; leases in the shared volume)");
     }
-    if !has_scratch_dir {
-        not_checked.push("FARM_SCRATCH_DIR (bot scratch under the configured folder)");
+    let no_workspace_flag = !wflags.contains("--workspace");
+    if !no_workspace_flag {
+        not_checked.push("workers without a referee package of their own (this build still has --workspace)");
     }
     for n in &not_checked {
         eprintln!("NOT CHECKED (not in this build's `farm worker` yet): {n}");
@@ -454,6 +468,7 @@ fn deploy_files_run_in_podman_containers() {
     let restore = Restore {
         redis: farm.redis_url(),
         queues: Mutex::new(Vec::new()),
+        coordinators: Mutex::new(Vec::new()),
     };
     let key_file = farm.dir.path().join("farm.key");
     std::fs::write(&key_file, KEY).unwrap();
@@ -525,6 +540,32 @@ fn deploy_files_run_in_podman_containers() {
         .find(|(p, _)| p == "/tmp")
         .expect("compose worker: a tmpfs on /tmp");
     eprintln!("compose worker /tmp as Docker mounts it: {}", tmp.1);
+    // The bots' scratch folder is on an exec tmpfs, in compose and in k8s.
+    let k8s_env = &deployment["spec"]["template"]["spec"]["containers"][0]["env"];
+    let k8s_scratch = k8s_env
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "FARM_SCRATCH_DIR")
+        .and_then(|e| e["value"].as_str())
+        .expect("30-worker.yaml sets FARM_SCRATCH_DIR");
+    let compose_scratch = wenv_file["FARM_SCRATCH_DIR"]
+        .as_str()
+        .expect("compose sets FARM_SCRATCH_DIR");
+    let k8s_probe = k8s_pod(&deployment, &host);
+    for (what, dir, spec) in [("compose", compose_scratch, &spec0), ("k8s", k8s_scratch, &k8s_probe)] {
+        let on = spec
+            .tmpfs
+            .iter()
+            .filter(|(p, _)| dir == p || dir.starts_with(&format!("{p}/")))
+            .max_by_key(|(p, _)| p.len())
+            .unwrap_or_else(|| panic!("{what}: FARM_SCRATCH_DIR={dir} is on no tmpfs"));
+        assert!(
+            !on.1.split(',').any(|o| o == "noexec"),
+            "{what}: FARM_SCRATCH_DIR={dir} is on a noexec tmpfs ({})",
+            on.1
+        );
+    }
 
     // The self-test, as deployed, and on the tmpfs as Docker mounted the old `/tmp:size=512m`.
     if has_self_test {
@@ -586,6 +627,16 @@ fn deploy_files_run_in_podman_containers() {
         wait_for_log(name, "ready", Duration::from_secs(180));
     }
     let t_workers_ready = t_start.elapsed();
+    if no_workspace_flag {
+        for (name, _) in &workers {
+            let l = logs(name);
+            assert!(
+                !l.contains("no referee package"),
+                "{name}: a worker still wants a referee package of its own:\n{}",
+                tail(&l, 20)
+            );
+        }
+    }
 
     // Healthcheck (compose) and readiness probe (k8s), mounts as the files say.
     for (name, spec) in &workers {
@@ -624,7 +675,8 @@ fn deploy_files_run_in_podman_containers() {
 
     // --- 3. the tournament, with a kill and a stop mid-run
     let listener = Listener::start();
-    let probe = farm.dir.path().join("netprobe.cpp");
+    // A stable path and content per port: the embedded reference run stays cached.
+    let probe = std::env::temp_dir().join(format!("matchfarm-containers-netprobe-{}.cpp", listener.port));
     std::fs::write(&probe, probe_source(listener.port)).unwrap();
     let args = tournament(&probe);
     let bots: Vec<PathBuf> = args
@@ -785,6 +837,7 @@ fn deploy_files_run_in_podman_containers() {
         }
     }
     cspec.start(&guard, &cname, &coord_image, &[]);
+    restore.coordinators.lock().unwrap().push(cname.clone());
     let runs = volume_path(&host.volumes["runs"]);
     let formal_log = runs.join("formal/results.jsonl");
     let t0 = Instant::now();
@@ -798,12 +851,7 @@ fn deploy_files_run_in_podman_containers() {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    let clog = logs(&cname);
-    let queue = clog
-        .find("(queue ")
-        .map(|i| clog[i + 7..].split(')').next().unwrap().to_string())
-        .expect("the coordinator container logs its queue");
-    restore.queues.lock().unwrap().push(queue.clone());
+    queue_in_log(&logs(&cname)).expect("the coordinator container logs its queue");
     let first = rows(&formal_log);
     eprintln!("coordinator container: {first} results checkpointed, {dispatched} dispatched, in {:.1?}", t0.elapsed());
     assert!(dispatched > 0.0 || first > 0, "nothing dispatched");
@@ -830,8 +878,8 @@ fn deploy_files_run_in_podman_containers() {
     let t_coordinator = t4.elapsed();
 
     // --- clean up, then: no bot process of any of these containers is left on the host
-    guard.remove_containers();
     drop(restore);
+    guard.remove_containers();
     std::thread::sleep(Duration::from_millis(300));
     let left = bot_processes_of(&all_ids);
     assert!(left.is_empty(), "bot processes survive their containers: {left:?}");
