@@ -103,10 +103,16 @@ fn redis_flushed_mid_run() {
     let out = coord.wait();
     assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
     assert_same_results(&t.output(), &reference());
+    // The 3 bots, and the referee package: each file of its MANIFEST and the manifest itself.
+    let package =
+        std::fs::read_to_string(root().join("workspace/bomberman/MANIFEST.json")).unwrap();
+    let files = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&package)
+        .unwrap()
+        .len();
     assert_eq!(
         t.artifact_count(),
-        3,
-        "the coordinator did not upload the bots again"
+        3 + files + 1,
+        "the coordinator did not upload the bots and the referee package again"
     );
     t.assert_queues_gone();
 }

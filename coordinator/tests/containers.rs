@@ -85,7 +85,9 @@ fn tournament(probe: &Path) -> Vec<String> {
     v.push("C=bots/test/cpu40.cpp".into());
     v.push(format!("N={}", probe.display()));
     v.push("Base=bots/bomberman/baseline.cpp".into());
-    for s in ["--anchor", "Base", "--sizes", "2", "--seeds", "2", "--seed", "9090"] {
+    for s in [
+        "--anchor", "Base", "--sizes", "2", "--seeds", "2", "--seed", "9090",
+    ] {
         v.push(s.into());
     }
     v
@@ -346,7 +348,8 @@ impl Drop for Restore {
         for q in queues {
             delete_queues(&q);
         }
-        if let Ok(mut c) = redis::Client::open(self.redis.as_str()).and_then(|c| c.get_connection()) {
+        if let Ok(mut c) = redis::Client::open(self.redis.as_str()).and_then(|c| c.get_connection())
+        {
             let _: Result<(), _> = redis::cmd("FLUSHDB").query(&mut c);
         }
     }
@@ -366,8 +369,17 @@ fn mount_line<'a>(mounts: &'a str, at: &str) -> Option<&'a str> {
 fn wait_rows(farm: &Farm, coord: &mut Proc, n: usize, limit: Duration) {
     let t0 = Instant::now();
     while farm.logged_rows() < n {
-        assert!(coord.running(), "coordinator ended early (after {} results; make the tournament longer):\n{}", farm.logged_rows(), coord.stderr());
-        assert!(t0.elapsed() < limit, "no {n} results after {limit:?}:\n{}", coord.stderr());
+        assert!(
+            coord.running(),
+            "coordinator ended early (after {} results; make the tournament longer):\n{}",
+            farm.logged_rows(),
+            coord.stderr()
+        );
+        assert!(
+            t0.elapsed() < limit,
+            "no {n} results after {limit:?}:\n{}",
+            coord.stderr()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -417,11 +429,15 @@ fn deploy_files_run_in_podman_containers() {
         not_checked.push("`farm worker --self-test` (exit 0 as deployed; non-zero with a reason on Docker's default noexec /tmp)");
     }
     if !has_lease_dir {
-        not_checked.push("FARM_UID_LEASE_DIR (no uid shared by two containers; leases in the shared volume)");
+        not_checked.push(
+            "FARM_UID_LEASE_DIR (no uid shared by two containers; leases in the shared volume)",
+        );
     }
     let no_workspace_flag = !wflags.contains("--workspace");
     if !no_workspace_flag {
-        not_checked.push("workers without a referee package of their own (this build still has --workspace)");
+        not_checked.push(
+            "workers without a referee package of their own (this build still has --workspace)",
+        );
     }
     for n in &not_checked {
         eprintln!("NOT CHECKED (not in this build's `farm worker` yet): {n}");
@@ -436,11 +452,17 @@ fn deploy_files_run_in_podman_containers() {
             format!("deploy/Dockerfile.{what}"),
             "compose {what} builds another Dockerfile"
         );
-        assert_eq!(svc["build"]["context"], "..", "compose {what}: context is the repository");
+        assert_eq!(
+            svc["build"]["context"], "..",
+            "compose {what}: context is the repository"
+        );
     }
     let wenv_file = svc_worker["environment"].as_object().unwrap();
     for k in ["FARM_UID_BASE", "FARM_UID_COUNT"] {
-        assert!(!wenv_file.contains_key(k), "compose sets {k}: update UID_BASE/UID_COUNT here");
+        assert!(
+            !wenv_file.contains_key(k),
+            "compose sets {k}: update UID_BASE/UID_COUNT here"
+        );
     }
     assert!(
         !wenv_file.contains_key("FARM_WORKSPACE"),
@@ -462,7 +484,11 @@ fn deploy_files_run_in_podman_containers() {
     let t_images = t0.elapsed();
 
     // --- per-run names, volumes, secrets
-    let run = format!("mfct-{}-{}", std::process::id(), &hex::encode(rand::random::<[u8; 3]>()));
+    let run = format!(
+        "mfct-{}-{}",
+        std::process::id(),
+        &hex::encode(rand::random::<[u8; 3]>())
+    );
     let guard = Guard::default();
     let farm = Farm::new("containers", REDIS_DB);
     let restore = Restore {
@@ -490,11 +516,17 @@ fn deploy_files_run_in_podman_containers() {
         volumes.insert(v.clone(), format!("{run}-{v}"));
     }
     for v in ["compile-cache", "uid-leases", "runs"] {
-        let name = volumes.get(v).unwrap_or_else(|| panic!("compose volume {v}")).clone();
+        let name = volumes
+            .get(v)
+            .unwrap_or_else(|| panic!("compose volume {v}"))
+            .clone();
         guard.volume(&name);
     }
     // k8s emptyDir volumes that are not in memory: fresh podman volumes too.
-    for v in deployment["spec"]["template"]["spec"]["volumes"].as_array().unwrap() {
+    for v in deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+    {
         let ed = &v["emptyDir"];
         if ed.is_object() && ed["medium"] != "Memory" {
             let n = v["name"].as_str().unwrap();
@@ -503,7 +535,10 @@ fn deploy_files_run_in_podman_containers() {
     }
     let uid_leases = volume_path(&volumes["uid-leases"]);
     let mut host_paths = BTreeMap::new();
-    for v in deployment["spec"]["template"]["spec"]["volumes"].as_array().unwrap() {
+    for v in deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+    {
         if let Some(p) = v["hostPath"]["path"].as_str() {
             assert_eq!(
                 p, "/var/lib/matchfarm/uids",
@@ -553,7 +588,10 @@ fn deploy_files_run_in_podman_containers() {
         .as_str()
         .expect("compose sets FARM_SCRATCH_DIR");
     let k8s_probe = k8s_pod(&deployment, &host);
-    for (what, dir, spec) in [("compose", compose_scratch, &spec0), ("k8s", k8s_scratch, &k8s_probe)] {
+    for (what, dir, spec) in [
+        ("compose", compose_scratch, &spec0),
+        ("k8s", k8s_scratch, &k8s_probe),
+    ] {
         let on = spec
             .tmpfs
             .iter()
@@ -579,19 +617,38 @@ fn deploy_files_run_in_podman_containers() {
             .filter(|(i, f)| *f != "--restart" && (*i == 0 || spec.flags[i - 1] != "--restart"))
             .map(|(_, f)| f.clone())
             .collect();
-        let mut args = vec!["run".to_string(), "--name".into(), name.clone(), "--network".into(), "host".into()];
+        let mut args = vec![
+            "run".to_string(),
+            "--name".into(),
+            name.clone(),
+            "--network".into(),
+            "host".into(),
+        ];
         args.extend(flags.iter().cloned());
         args.push(worker_image.clone());
         args.push("--self-test".into());
         guard.container(&name);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, out, err) = podman(&refs);
-        assert_eq!(code, 0, "`farm worker --self-test` with the compose options failed:\n{out}{err}");
+        assert_eq!(
+            code, 0,
+            "`farm worker --self-test` with the compose options failed:\n{out}{err}"
+        );
         let bad = format!("{run}-selftest-noexec");
-        let mut args: Vec<String> = vec!["run".into(), "--name".into(), bad.clone(), "--network".into(), "host".into()];
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "--name".into(),
+            bad.clone(),
+            "--network".into(),
+            "host".into(),
+        ];
         let old = docker_tmpfs("/tmp:size=512m");
         for f in flags.iter() {
-            args.push(if f.starts_with("/tmp:") { format!("{}:{}", old.0, old.1) } else { f.clone() });
+            args.push(if f.starts_with("/tmp:") {
+                format!("{}:{}", old.0, old.1)
+            } else {
+                f.clone()
+            });
         }
         args.push(worker_image.clone());
         args.push("--self-test".into());
@@ -647,14 +704,22 @@ fn deploy_files_run_in_podman_containers() {
             args.extend(cmd.iter().map(|w| w.replace(&file_port, &port.to_string())));
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let (code, out, err) = podman(&refs);
-            assert_eq!(code, 0, "{name}: the compose healthcheck fails:\n{out}{err}");
+            assert_eq!(
+                code, 0,
+                "{name}: the compose healthcheck fails:\n{out}{err}"
+            );
         }
         if let Some(path) = &spec.readiness_path {
             let r = http_get(port, path);
-            assert_eq!(r.as_ref().map(|r| r.0), Some(200), "{name}: readiness {path}: {r:?}");
+            assert_eq!(
+                r.as_ref().map(|r| r.0),
+                Some(200),
+                "{name}: readiness {path}: {r:?}"
+            );
         }
         let mounts = mounts_of(name);
-        let tmp = mount_line(&mounts, "/tmp").unwrap_or_else(|| panic!("{name}: no /tmp mount:\n{mounts}"));
+        let tmp = mount_line(&mounts, "/tmp")
+            .unwrap_or_else(|| panic!("{name}: no /tmp mount:\n{mounts}"));
         let opts = tmp.split_whitespace().nth(3).unwrap();
         assert!(
             !opts.split(',').any(|o| o == "noexec"),
@@ -663,12 +728,19 @@ fn deploy_files_run_in_podman_containers() {
         if name == &k8s_name {
             let root = mount_line(&mounts, "/").unwrap();
             assert!(
-                root.split_whitespace().nth(3).unwrap().split(',').any(|o| o == "ro"),
+                root.split_whitespace()
+                    .nth(3)
+                    .unwrap()
+                    .split(',')
+                    .any(|o| o == "ro"),
                 "{name}: root filesystem not read-only: {root}"
             );
         } else {
             for o in ["nosuid", "nodev"] {
-                assert!(opts.split(',').any(|x| x == o), "{name}: /tmp lacks Docker's {o}: {tmp}");
+                assert!(
+                    opts.split(',').any(|x| x == o),
+                    "{name}: /tmp lacks Docker's {o}: {tmp}"
+                );
             }
         }
     }
@@ -676,7 +748,10 @@ fn deploy_files_run_in_podman_containers() {
     // --- 3. the tournament, with a kill and a stop mid-run
     let listener = Listener::start();
     // A stable path and content per port: the embedded reference run stays cached.
-    let probe = std::env::temp_dir().join(format!("matchfarm-containers-netprobe-{}.cpp", listener.port));
+    let probe = std::env::temp_dir().join(format!(
+        "matchfarm-containers-netprobe-{}.cpp",
+        listener.port
+    ));
     std::fs::write(&probe, probe_source(listener.port)).unwrap();
     let args = tournament(&probe);
     let bots: Vec<PathBuf> = args
@@ -691,7 +766,13 @@ fn deploy_files_run_in_podman_containers() {
         .current_dir(repo())
         .arg("run")
         .args(&args)
-        .args(["--broker", BROKER, "--redis", &farm.redis_url(), "--key-file"])
+        .args([
+            "--broker",
+            BROKER,
+            "--redis",
+            &farm.redis_url(),
+            "--key-file",
+        ])
         .arg(&key_file)
         .arg("--output")
         .arg(farm.output())
@@ -718,7 +799,10 @@ fn deploy_files_run_in_podman_containers() {
     eprintln!("podman kill {victim} after {killed_at}/{total} results (it was playing: {busy})");
     std::thread::sleep(Duration::from_millis(300));
     let left = bot_processes_of(&[vid.clone()]);
-    assert!(left.is_empty(), "bot processes of the killed worker survive: {left:?}");
+    assert!(
+        left.is_empty(),
+        "bot processes of the killed worker survive: {left:?}"
+    );
     let r1 = format!("{run}-w1b");
     let spec = compose_spec(&host);
     spec.start(&guard, &r1, &worker_image, &[]);
@@ -740,10 +824,22 @@ fn deploy_files_run_in_podman_containers() {
     let code = podman_ok(&["inspect", "-f", "{{.State.ExitCode}}", &stopped]);
     let slog = logs(&stopped);
     eprintln!("podman stop {stopped} after {stopped_at}/{total} results (it was playing: {busy}): exit {} in {stop_took:.1?}", code.trim());
-    assert_eq!(code.trim(), "0", "SIGTERMed worker did not exit cleanly:\n{}", tail(&slog, 30));
-    assert!(slog.contains("stopped"), "worker log of {stopped}:\n{}", tail(&slog, 30));
+    assert_eq!(
+        code.trim(),
+        "0",
+        "SIGTERMed worker did not exit cleanly:\n{}",
+        tail(&slog, 30)
+    );
+    assert!(
+        slog.contains("stopped"),
+        "worker log of {stopped}:\n{}",
+        tail(&slog, 30)
+    );
     let left = bot_processes_of(&[container_id(&stopped)]);
-    assert!(left.is_empty(), "bot processes of the stopped worker survive: {left:?}");
+    assert!(
+        left.is_empty(),
+        "bot processes of the stopped worker survive: {left:?}"
+    );
     let r2 = format!("{run}-w2b");
     let spec = compose_spec(&host);
     spec.start(&guard, &r2, &worker_image, &[]);
@@ -763,8 +859,15 @@ fn deploy_files_run_in_podman_containers() {
     assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
     cluster_support::assert_same_results(&farm.output(), &reference);
     let results = cluster_support::results(&farm.output());
-    let numbers: BTreeSet<u64> = results.iter().map(|r| r["match"].as_u64().unwrap()).collect();
-    assert_eq!(numbers.len(), results.len(), "a match twice in results.json");
+    let numbers: BTreeSet<u64> = results
+        .iter()
+        .map(|r| r["match"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        numbers.len(),
+        results.len(),
+        "a match twice in results.json"
+    );
     let logged = std::fs::read_to_string(farm.output().join("results.jsonl")).unwrap();
     let mut once = BTreeSet::new();
     for l in logged.lines().filter(|l| !l.trim().is_empty()) {
@@ -795,17 +898,33 @@ fn deploy_files_run_in_podman_containers() {
             continue;
         };
         let replay: Value = serde_json::from_str(
-            &std::fs::read_to_string(farm.output().join(format!("replays/{:05}.json", r["match"].as_u64().unwrap()))).unwrap(),
+            &std::fs::read_to_string(
+                farm.output()
+                    .join(format!("replays/{:05}.json", r["match"].as_u64().unwrap())),
+            )
+            .unwrap(),
         )
         .unwrap();
         let err = replay["stderr_tails"][seat].as_str().unwrap_or("");
         let want = format!("ATTACK connect 127.0.0.1:{}: blocked", listener.port);
-        assert!(err.contains(&want), "match {}: the probe's stderr lacks {want:?}:\n{err}", r["match"]);
-        assert!(!err.contains("SUCCEEDED"), "match {}: a sandboxed bot reached the network:\n{err}", r["match"]);
+        assert!(
+            err.contains(&want),
+            "match {}: the probe's stderr lacks {want:?}:\n{err}",
+            r["match"]
+        );
+        assert!(
+            !err.contains("SUCCEEDED"),
+            "match {}: a sandboxed bot reached the network:\n{err}",
+            r["match"]
+        );
         probed += 1;
     }
     assert!(probed > 0, "no match of the network probe");
-    assert_eq!(listener.accepted.load(Ordering::Relaxed), 0, "a bot connected to the test's port");
+    assert_eq!(
+        listener.accepted.load(Ordering::Relaxed),
+        0,
+        "a bot connected to the test's port"
+    );
     farm.assert_queues_gone();
     restore.queues.lock().unwrap().clear();
     eprintln!(
@@ -813,9 +932,16 @@ fn deploy_files_run_in_podman_containers() {
          uid sampler: {samples} samples, uids seen {seen_uids:?}"
     );
     if has_lease_dir {
-        assert!(shared_uids.is_empty(), "bots of two containers ran under one host uid at once: {shared_uids:?}");
+        assert!(
+            shared_uids.is_empty(),
+            "bots of two containers ran under one host uid at once: {shared_uids:?}"
+        );
         let leases: Vec<String> = std::fs::read_dir(&uid_leases)
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .collect()
+            })
             .unwrap_or_default();
         assert!(
             leases.iter().any(|l| l.ends_with(".lock")),
@@ -832,8 +958,19 @@ fn deploy_files_run_in_podman_containers() {
     let cspec = compose_service("coordinator", svc_coord, &host);
     if let Some(ports) = svc_coord["ports"].as_array() {
         for p in ports {
-            let container_port: u16 = p.as_str().unwrap().rsplit(':').next().unwrap().parse().unwrap();
-            assert_eq!(Some(container_port), cspec.file_metrics_port, "compose coordinator publishes {p}, not its metrics port");
+            let container_port: u16 = p
+                .as_str()
+                .unwrap()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(
+                Some(container_port),
+                cspec.file_metrics_port,
+                "compose coordinator publishes {p}, not its metrics port"
+            );
         }
     }
     cspec.start(&guard, &cname, &coord_image, &[]);
@@ -844,8 +981,17 @@ fn deploy_files_run_in_podman_containers() {
     let mut dispatched = 0.0;
     while rows(&formal_log) < 2 {
         let state = podman(&["inspect", "-f", "{{.State.Status}}", &cname]).1;
-        assert_eq!(state.trim(), "running", "coordinator container ended:\n{}", tail(&logs(&cname), 40));
-        assert!(t0.elapsed() < Duration::from_secs(300), "the coordinator container checkpointed no 2 results in 5 min:\n{}", tail(&logs(&cname), 40));
+        assert_eq!(
+            state.trim(),
+            "running",
+            "coordinator container ended:\n{}",
+            tail(&logs(&cname), 40)
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the coordinator container checkpointed no 2 results in 5 min:\n{}",
+            tail(&logs(&cname), 40)
+        );
         if let Some((200, page)) = http_get(cspec.metrics_port.unwrap(), "/metrics") {
             dispatched = metric(&page, "farm_matches_dispatched_total");
         }
@@ -853,7 +999,10 @@ fn deploy_files_run_in_podman_containers() {
     }
     queue_in_log(&logs(&cname)).expect("the coordinator container logs its queue");
     let first = rows(&formal_log);
-    eprintln!("coordinator container: {first} results checkpointed, {dispatched} dispatched, in {:.1?}", t0.elapsed());
+    eprintln!(
+        "coordinator container: {first} results checkpointed, {dispatched} dispatched, in {:.1?}",
+        t0.elapsed()
+    );
     assert!(dispatched > 0.0 || first > 0, "nothing dispatched");
     // Restarted, its command takes the --resume branch and goes on from its log.
     podman_ok(&["stop", "-t", "10", &cname]);
@@ -861,8 +1010,17 @@ fn deploy_files_run_in_podman_containers() {
     let t1 = Instant::now();
     while rows(&formal_log) <= first {
         let state = podman(&["inspect", "-f", "{{.State.Status}}", &cname]).1;
-        assert_eq!(state.trim(), "running", "restarted coordinator container ended:\n{}", tail(&logs(&cname), 40));
-        assert!(t1.elapsed() < Duration::from_secs(180), "the restarted coordinator checkpointed nothing more:\n{}", tail(&logs(&cname), 40));
+        assert_eq!(
+            state.trim(),
+            "running",
+            "restarted coordinator container ended:\n{}",
+            tail(&logs(&cname), 40)
+        );
+        assert!(
+            t1.elapsed() < Duration::from_secs(180),
+            "the restarted coordinator checkpointed nothing more:\n{}",
+            tail(&logs(&cname), 40)
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
     // Still running (without --resume, `farm run` refuses the existing output and exits),
@@ -872,9 +1030,15 @@ fn deploy_files_run_in_podman_containers() {
     for l in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: Value = serde_json::from_str(l).unwrap();
         let n = v["match"].as_u64().expect("a match number");
-        assert!(seen.insert(n), "formal run: match {n} checkpointed twice across the restart");
+        assert!(
+            seen.insert(n),
+            "formal run: match {n} checkpointed twice across the restart"
+        );
     }
-    eprintln!("coordinator container restarted: resumed, {} results now", seen.len());
+    eprintln!(
+        "coordinator container restarted: resumed, {} results now",
+        seen.len()
+    );
     let t_coordinator = t4.elapsed();
 
     // --- clean up, then: no bot process of any of these containers is left on the host
@@ -882,12 +1046,18 @@ fn deploy_files_run_in_podman_containers() {
     guard.remove_containers();
     std::thread::sleep(Duration::from_millis(300));
     let left = bot_processes_of(&all_ids);
-    assert!(left.is_empty(), "bot processes survive their containers: {left:?}");
+    assert!(
+        left.is_empty(),
+        "bot processes survive their containers: {left:?}"
+    );
     let stray: Vec<_> = processes_in_uid_range(UID_BASE..UID_BASE + UID_COUNT)
         .into_iter()
         .filter(|(_, _, cg)| cg.contains("libpod"))
         .collect();
-    assert!(stray.is_empty(), "processes of the bot uid pool left in containers: {stray:?}");
+    assert!(
+        stray.is_empty(),
+        "processes of the bot uid pool left in containers: {stray:?}"
+    );
     let mut report = File::create(work.path().join("timings")).unwrap();
     let line = format!(
         "timings: images {t_images:.1?}, workers ready at {t_workers_ready:.1?}, tournament {t_tournament:.1?}, \

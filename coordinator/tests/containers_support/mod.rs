@@ -48,7 +48,9 @@ pub fn missing_prerequisite() -> Option<String> {
         _ => return Some("podman is not installed (bash tools/install-containers.sh)".into()),
     }
     if !Path::new(RUNC).exists() {
-        return Some(format!("{RUNC} is missing (bash tools/install-containers.sh)"));
+        return Some(format!(
+            "{RUNC} is missing (bash tools/install-containers.sh)"
+        ));
     }
     if podman(&["image", "exists", BASE_IMAGE]).0 != 0 {
         return Some(format!(
@@ -77,9 +79,14 @@ pub fn parse_stages(dockerfile: &str) -> (String, Vec<Stage>) {
     for line in dockerfile.split_inclusive('\n') {
         let t = line.trim_start();
         let is_comment = t.starts_with('#');
-        let starts_from = !continued && !is_comment && t.len() > 5 && t[..5].eq_ignore_ascii_case("FROM ");
+        let starts_from =
+            !continued && !is_comment && t.len() > 5 && t[..5].eq_ignore_ascii_case("FROM ");
         if starts_from {
-            let words: Vec<&str> = t.split_whitespace().skip(1).filter(|w| !w.starts_with("--")).collect();
+            let words: Vec<&str> = t
+                .split_whitespace()
+                .skip(1)
+                .filter(|w| !w.starts_with("--"))
+                .collect();
             let base = words.first().expect("FROM without an image").to_string();
             let name = match words.get(1) {
                 Some(a) if a.eq_ignore_ascii_case("AS") => Some(words[2].to_string()),
@@ -148,9 +155,16 @@ pub fn derive_dockerfile(text: &str) -> Derived {
             b.starts_with("rust:") || b == "rust"
         })
         .collect();
-    assert_eq!(rust.len(), 1, "expected exactly one `FROM rust:... AS name` stage: {stages:?}");
+    assert_eq!(
+        rust.len(),
+        1,
+        "expected exactly one `FROM rust:... AS name` stage: {stages:?}"
+    );
     let ri = rust[0];
-    assert!(ri + 1 < stages.len(), "the Rust stage is the last one: nothing runs as written");
+    assert!(
+        ri + 1 < stages.len(),
+        "the Rust stage is the last one: nothing runs as written"
+    );
     let name = stages[ri]
         .name
         .clone()
@@ -160,12 +174,22 @@ pub fn derive_dockerfile(text: &str) -> Derived {
     for s in &stages[ri + 1..] {
         for ins in instructions(&s.text) {
             let words: Vec<&str> = ins.split_whitespace().collect();
-            if !words.first().is_some_and(|w| w.eq_ignore_ascii_case("COPY") || w.eq_ignore_ascii_case("ADD")) {
+            if !words
+                .first()
+                .is_some_and(|w| w.eq_ignore_ascii_case("COPY") || w.eq_ignore_ascii_case("ADD"))
+            {
                 continue;
             }
             let from = words.iter().find_map(|w| w.strip_prefix("--from="));
-            let args: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with("--")).collect();
-            assert!(args.len() >= 2, "COPY without source and destination: {ins}");
+            let args: Vec<&str> = words[1..]
+                .iter()
+                .copied()
+                .filter(|w| !w.starts_with("--"))
+                .collect();
+            assert!(
+                args.len() >= 2,
+                "COPY without source and destination: {ins}"
+            );
             let srcs = &args[..args.len() - 1];
             match from {
                 Some(f) if f == name || f == ri.to_string() => {
@@ -182,7 +206,10 @@ pub fn derive_dockerfile(text: &str) -> Derived {
             }
         }
     }
-    assert!(!provided.is_empty(), "no later stage copies anything from stage {name}");
+    assert!(
+        !provided.is_empty(),
+        "no later stage copies anything from stage {name}"
+    );
     let mut out = preamble;
     for (i, s) in stages.iter().enumerate() {
         if i == ri {
@@ -220,7 +247,12 @@ fn hash_file(h: &mut Sha256, path: &Path) {
 
 fn hash_tree(h: &mut Sha256, root: &Path, path: &Path) {
     let meta = std::fs::symlink_metadata(path).unwrap();
-    h.update(path.strip_prefix(root).unwrap().to_string_lossy().as_bytes());
+    h.update(
+        path.strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .as_bytes(),
+    );
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
             .unwrap()
@@ -486,7 +518,13 @@ pub fn duration_secs(s: &str) -> u64 {
 
 /// `4Gi` / `1Gi` / `512Mi` (k8s) or `4g` (compose) as podman's `4g` form.
 pub fn memory(s: &str) -> String {
-    for (suf, to) in [("Gi", "g"), ("Mi", "m"), ("Ki", "k"), ("G", "g"), ("M", "m")] {
+    for (suf, to) in [
+        ("Gi", "g"),
+        ("Mi", "m"),
+        ("Ki", "k"),
+        ("G", "g"),
+        ("M", "m"),
+    ] {
         if let Some(n) = s.strip_suffix(suf) {
             return format!("{n}{to}");
         }
@@ -495,9 +533,14 @@ pub fn memory(s: &str) -> String {
 }
 
 fn redis_for_test(url: &str, db: u32) -> (String, String) {
-    let rest = url.strip_prefix("redis://").unwrap_or_else(|| panic!("FARM_REDIS {url}"));
+    let rest = url
+        .strip_prefix("redis://")
+        .unwrap_or_else(|| panic!("FARM_REDIS {url}"));
     let hostport = rest.split('/').next().unwrap();
-    let host = hostport.rsplit_once(':').map(|(h, _)| h).unwrap_or(hostport);
+    let host = hostport
+        .rsplit_once(':')
+        .map(|(h, _)| h)
+        .unwrap_or(hostport);
     assert!(
         hostport.ends_with(":6379"),
         "FARM_REDIS {url}: the test's Redis is on 6379"
@@ -509,7 +552,10 @@ fn amqp_host(url: &str) -> String {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let hostport = rest.rsplit_once('@').map(|(_, h)| h).unwrap_or(rest);
     let hostport = hostport.split('/').next().unwrap();
-    assert!(hostport.ends_with(":5672"), "FARM_BROKER {url}: the test's RabbitMQ is on 5672");
+    assert!(
+        hostport.ends_with(":5672"),
+        "FARM_BROKER {url}: the test's RabbitMQ is on 5672"
+    );
     hostport.rsplit_once(':').unwrap().0.to_string()
 }
 
@@ -553,7 +599,10 @@ fn env_flags(env: &[(String, String)], host: &Host, spec: &mut RunSpec) {
 
 fn words(v: &Value) -> Vec<String> {
     match v {
-        Value::Array(a) => a.iter().map(|x| x.as_str().expect("string").to_string()).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().expect("string").to_string())
+            .collect(),
         Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
         Value::Null => Vec::new(),
         other => panic!("unexpected command form {other}"),
@@ -584,7 +633,10 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
             "ports" => {}
             "environment" => {
                 for (ek, ev) in v.as_object().expect("environment as a mapping") {
-                    env.push((ek.clone(), ev.as_str().map(str::to_string).unwrap_or(ev.to_string())));
+                    env.push((
+                        ek.clone(),
+                        ev.as_str().map(str::to_string).unwrap_or(ev.to_string()),
+                    ));
                 }
             }
             "secrets" => {
@@ -592,7 +644,8 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
                     let s = s.as_str().expect("short secret syntax");
                     let file = host.secrets.get(s).unwrap_or_else(|| panic!("secret {s}"));
                     spec.flags.push("-v".into());
-                    spec.flags.push(format!("{}:/run/secrets/{s}:ro", file.display()));
+                    spec.flags
+                        .push(format!("{}:/run/secrets/{s}:ro", file.display()));
                 }
             }
             "privileged" => {
@@ -600,7 +653,9 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
                     spec.flags.push("--privileged".into());
                 }
             }
-            "cgroup" => spec.flags.push(format!("--cgroupns={}", v.as_str().unwrap())),
+            "cgroup" => spec
+                .flags
+                .push(format!("--cgroupns={}", v.as_str().unwrap())),
             "tmpfs" => {
                 let entries = match v {
                     Value::String(s) => vec![s.clone()],
@@ -633,7 +688,8 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
             }
             "stop_grace_period" => {
                 spec.flags.push("--stop-timeout".into());
-                spec.flags.push(duration_secs(v.as_str().unwrap()).to_string());
+                spec.flags
+                    .push(duration_secs(v.as_str().unwrap()).to_string());
             }
             "restart" => {
                 spec.flags.push("--restart".into());
@@ -641,7 +697,11 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
             }
             "healthcheck" => {
                 let t = words(&v["test"]);
-                assert_eq!(t.first().map(String::as_str), Some("CMD"), "healthcheck of {name}: CMD form");
+                assert_eq!(
+                    t.first().map(String::as_str),
+                    Some("CMD"),
+                    "healthcheck of {name}: CMD form"
+                );
                 spec.healthcheck = Some(t[1..].to_vec());
             }
             "entrypoint" => {
@@ -657,20 +717,29 @@ pub fn compose_service(name: &str, svc: &Value, host: &Host) -> RunSpec {
                             for (rk, rv) in dv.as_object().unwrap() {
                                 assert_eq!(rk, "limits", "deploy.resources.{rk} of {name}");
                                 for (lk, lv) in rv.as_object().unwrap() {
-                                    let lv = lv.as_str().map(str::to_string).unwrap_or(lv.to_string());
+                                    let lv =
+                                        lv.as_str().map(str::to_string).unwrap_or(lv.to_string());
                                     match lk.as_str() {
                                         "cpus" => spec.flags.push(format!("--cpus={lv}")),
-                                        "memory" => spec.flags.push(format!("--memory={}", memory(&lv))),
-                                        other => panic!("deploy.resources.limits.{other} of {name}"),
+                                        "memory" => {
+                                            spec.flags.push(format!("--memory={}", memory(&lv)))
+                                        }
+                                        other => {
+                                            panic!("deploy.resources.limits.{other} of {name}")
+                                        }
                                     }
                                 }
                             }
                         }
-                        other => panic!("compose deploy.{other} of {name}: not translated by the test"),
+                        other => {
+                            panic!("compose deploy.{other} of {name}: not translated by the test")
+                        }
                     }
                 }
             }
-            other => panic!("compose key `{other}` of service {name}: the test does not know how to run it"),
+            other => panic!(
+                "compose key `{other}` of service {name}: the test does not know how to run it"
+            ),
         }
     }
     env_flags(&env, host, &mut spec);
@@ -739,7 +808,12 @@ pub fn k8s_pod(doc: &Value, host: &Host) -> RunSpec {
             }
             "readinessProbe" | "livenessProbe" | "startupProbe" => {
                 if k == "readinessProbe" {
-                    spec.readiness_path = Some(v["httpGet"]["path"].as_str().expect("httpGet probe").to_string());
+                    spec.readiness_path = Some(
+                        v["httpGet"]["path"]
+                            .as_str()
+                            .expect("httpGet probe")
+                            .to_string(),
+                    );
                 }
             }
             "command" => {
@@ -782,9 +856,14 @@ pub fn k8s_pod(doc: &Value, host: &Host) -> RunSpec {
                     let vname = m["name"].as_str().unwrap();
                     let path = m["mountPath"].as_str().unwrap();
                     let ro = m["readOnly"] == true;
-                    let vol = volumes.get(vname).unwrap_or_else(|| panic!("volume {vname}"));
+                    let vol = volumes
+                        .get(vname)
+                        .unwrap_or_else(|| panic!("volume {vname}"));
                     if let Some(secret) = vol["secret"]["secretName"].as_str() {
-                        let dir = host.secrets.get(secret).unwrap_or_else(|| panic!("Secret {secret}"));
+                        let dir = host
+                            .secrets
+                            .get(secret)
+                            .unwrap_or_else(|| panic!("Secret {secret}"));
                         spec.flags.push("-v".into());
                         spec.flags.push(format!("{}:{path}:ro", dir.display()));
                     } else if vol["emptyDir"].is_object() {
@@ -799,15 +878,25 @@ pub fn k8s_pod(doc: &Value, host: &Host) -> RunSpec {
                             spec.flags.push(format!("{path}:{opts}"));
                             spec.tmpfs.push((path.to_string(), opts));
                         } else {
-                            let vol = host.volumes.get(vname).unwrap_or_else(|| panic!("emptyDir {vname}: a podman volume"));
+                            let vol = host
+                                .volumes
+                                .get(vname)
+                                .unwrap_or_else(|| panic!("emptyDir {vname}: a podman volume"));
                             spec.flags.push("-v".into());
                             spec.flags.push(format!("{vol}:{path}"));
                         }
                     } else if let Some(hp) = vol["hostPath"]["path"].as_str() {
-                        let dir = host.host_paths.get(hp).unwrap_or_else(|| panic!("hostPath {hp}"));
+                        let dir = host
+                            .host_paths
+                            .get(hp)
+                            .unwrap_or_else(|| panic!("hostPath {hp}"));
                         std::fs::create_dir_all(dir).unwrap();
                         spec.flags.push("-v".into());
-                        spec.flags.push(format!("{}:{path}{}", dir.display(), if ro { ":ro" } else { "" }));
+                        spec.flags.push(format!(
+                            "{}:{path}{}",
+                            dir.display(),
+                            if ro { ":ro" } else { "" }
+                        ));
                     } else {
                         panic!("volume {vname}: kind not translated by the test: {vol}");
                     }
@@ -853,7 +942,9 @@ pub fn logs(name: &str) -> String {
 
 /// The container's full id (for matching host processes by cgroup).
 pub fn container_id(name: &str) -> String {
-    podman_ok(&["inspect", "-f", "{{.Id}}", name]).trim().to_string()
+    podman_ok(&["inspect", "-f", "{{.Id}}", name])
+        .trim()
+        .to_string()
 }
 
 /// (pid, uid, cgroup text) of every host process whose real uid is in `uids`.
