@@ -13,5 +13,6 @@ pub mod pyrandom;
 pub mod report;
 pub mod results;
 pub mod schedule;
+pub mod sprt;
 
 pub use fault::{Fault, FaultKind};
