@@ -2,6 +2,7 @@
 //! and their wire form, the schedule, MANIFEST/identity hashing, Bradley–Terry ratings and report
 //! rendering. Pure: no processes, no sockets, no clocks.
 
+pub mod bootstrap;
 pub mod bt;
 pub mod codec;
 pub mod fault;
