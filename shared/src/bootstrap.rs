@@ -104,38 +104,21 @@ pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
     let mut rng = Random::new(i128::from(seed));
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); n];
     let mut multiplicity = vec![0u64; stats.len()];
-    let mut size_games = vec![0u64; sizes.len()];
-    let mut cells = vec![[0u64; 2]; sizes.len() * n * n];
-    let mut pairs: Vec<Pair> = Vec::with_capacity(n * (n - 1) / 2);
+    let mut scratch = Scratch::new(sizes.len(), n);
     let scale = 400.0 / std::f64::consts::LN_10;
     for _ in 0..resamples {
         multiplicity.iter_mut().for_each(|m| *m = 0);
         for _ in 0..stats.len() {
             multiplicity[rng.randbelow(stats.len() as u64) as usize] += 1;
         }
-        size_games.iter_mut().for_each(|c| *c = 0);
-        cells.iter_mut().for_each(|c| *c = [0, 0]);
-        for (unit, &m) in stats.iter().zip(&multiplicity) {
-            if m == 0 {
-                continue;
-            }
-            for &(si, c) in &unit.games {
-                size_games[si] += m * c;
-            }
-            for &(si, k, g, h) in &unit.cells {
-                let cell = &mut cells[si * n * n + k];
-                cell[0] += m * g;
-                cell[1] += m * h;
-            }
-        }
-        let Some(strength) = refit(
+        let Some(strength) = scratch.refit(
+            &stats,
+            &multiplicity,
             &players,
             sizes,
-            &size_games,
-            &cells,
-            &mut pairs,
             anchor_ix,
             &fit.strengths,
+            TOLERANCE,
         ) else {
             continue;
         };
@@ -239,65 +222,106 @@ fn reduce<U: Hash + Eq>(
         .collect()
 }
 
-/// The BT strengths of one resample's counts, or None where the reference would refuse (a
-/// size without games, a player not linked to the anchor, no convergence).
-fn refit(
-    players: &Players,
-    sizes: &[usize],
-    size_games: &[u64],
-    cells: &[[u64; 2]],
-    pairs: &mut Vec<Pair>,
-    anchor: usize,
-    start: &[f64],
-) -> Option<Vec<f64>> {
-    let n = players.names.len();
-    // Counts live at a size's first position, so a repeated size reads that one.
-    let count_of = |s: usize| sizes.iter().position(|&x| x == s).map(|i| size_games[i]);
-    if sizes.iter().any(|&s| count_of(s) == Some(0)) {
-        return None;
-    }
-    let total: u64 = size_games.iter().sum();
-    let weights: Vec<f64> = sizes
-        .iter()
-        .zip(size_games)
-        .map(|(&s, &c)| {
-            if c == 0 {
-                0.0
-            } else {
-                total as f64 / ((sizes.len() as u64 * c) as f64 * ((s * (s - 1)) as f64 / 2.0))
-            }
-        })
-        .collect();
-    pairs.clear();
-    for a in 0..n {
-        for b in a + 1..n {
-            let k = a * n + b;
-            let (mut g, mut w, mut seen) = (0.0, 0.0, false);
-            for (si, weight) in weights.iter().enumerate() {
-                let [c, h] = cells[si * n * n + k];
-                if c > 0 {
-                    seen = true;
-                    g += weight * c as f64;
-                    w += weight * (h as f64 / 2.0);
-                }
-            }
-            if seen {
-                // One virtual draw per observed pair.
-                pairs.push(Pair {
-                    a,
-                    b,
-                    g: g + 1.0,
-                    w: w + 0.5,
-                });
-            }
+/// Reusable buffers for the refits: games per size index, [comparisons, half-wins] per
+/// (size index, cell), and the weighted pairs.
+struct Scratch {
+    size_games: Vec<u64>,
+    cells: Vec<[u64; 2]>,
+    pairs: Vec<Pair>,
+}
+
+impl Scratch {
+    fn new(sizes: usize, n: usize) -> Self {
+        Scratch {
+            size_games: vec![0; sizes],
+            cells: vec![[0, 0]; sizes * n * n],
+            pairs: Vec::with_capacity(n * n.saturating_sub(1) / 2),
         }
     }
-    if !unreached(players, pairs, anchor).is_empty() {
-        return None;
+
+    /// The BT strengths when unit `u` is taken `multiplicity[u]` times, or None where the
+    /// reference would refuse (a size without games, a player not linked to the anchor, no
+    /// convergence). The MM iteration starts from `start`.
+    #[allow(clippy::too_many_arguments)]
+    fn refit(
+        &mut self,
+        stats: &[UnitStats],
+        multiplicity: &[u64],
+        players: &Players,
+        sizes: &[usize],
+        anchor: usize,
+        start: &[f64],
+        tolerance: f64,
+    ) -> Option<Vec<f64>> {
+        let n = players.names.len();
+        let Scratch {
+            size_games,
+            cells,
+            pairs,
+        } = self;
+        size_games.iter_mut().for_each(|c| *c = 0);
+        cells.iter_mut().for_each(|c| *c = [0, 0]);
+        for (unit, &m) in stats.iter().zip(multiplicity) {
+            if m == 0 {
+                continue;
+            }
+            for &(si, c) in &unit.games {
+                size_games[si] += m * c;
+            }
+            for &(si, k, g, h) in &unit.cells {
+                let cell = &mut cells[si * n * n + k];
+                cell[0] += m * g;
+                cell[1] += m * h;
+            }
+        }
+        // Counts live at a size's first position, so a repeated size reads that one.
+        let count_of = |s: usize| sizes.iter().position(|&x| x == s).map(|i| size_games[i]);
+        if sizes.iter().any(|&s| count_of(s) == Some(0)) {
+            return None;
+        }
+        let total: u64 = size_games.iter().sum();
+        let weights: Vec<f64> = sizes
+            .iter()
+            .zip(size_games.iter())
+            .map(|(&s, &c)| {
+                if c == 0 {
+                    0.0
+                } else {
+                    total as f64 / ((sizes.len() as u64 * c) as f64 * ((s * (s - 1)) as f64 / 2.0))
+                }
+            })
+            .collect();
+        pairs.clear();
+        for a in 0..n {
+            for b in a + 1..n {
+                let k = a * n + b;
+                let (mut g, mut w, mut seen) = (0.0, 0.0, false);
+                for (si, weight) in weights.iter().enumerate() {
+                    let [c, h] = cells[si * n * n + k];
+                    if c > 0 {
+                        seen = true;
+                        g += weight * c as f64;
+                        w += weight * (h as f64 / 2.0);
+                    }
+                }
+                if seen {
+                    // One virtual draw per observed pair.
+                    pairs.push(Pair {
+                        a,
+                        b,
+                        g: g + 1.0,
+                        w: w + 0.5,
+                    });
+                }
+            }
+        }
+        if !unreached(players, pairs, anchor).is_empty() {
+            return None;
+        }
+        mm(players, pairs, start.to_vec(), tolerance)
+            .ok()
+            .map(|(s, _)| s)
     }
-    mm(players, pairs, start.to_vec(), TOLERANCE)
-        .ok()
-        .map(|(s, _)| s)
 }
 
 /// The q-quantile of sorted values by linear interpolation between order statistics (numpy's
@@ -308,4 +332,95 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     let hi = (lo + 1).min(sorted.len() - 1);
     let frac = pos - lo as f64;
     sorted[lo] + frac * (sorted[hi] - sorted[lo])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(names: &[&str], ranks: &[i64]) -> GameResult {
+        let s = names.len();
+        GameResult {
+            size: s,
+            valid_for_scoring: true,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            ranks: ranks.to_vec(),
+            survival_points: vec![0.0; s],
+            kill_points: vec![0.0; s],
+            points: vec![0.0; s],
+            errors: vec![0; s],
+        }
+    }
+
+    /// A resample's refit equals the batch fit of the expanded game list (each unit's games
+    /// repeated by its multiplicity), to 1e-9 rating points when both converge tightly.
+    #[test]
+    fn refit_equals_the_batch_fit_of_the_resample() {
+        let roster = ["B", "A", "C", "D"];
+        let sizes = [2, 3];
+        let mut games = Vec::new();
+        let mut units = Vec::new();
+        let mut rng = Random::new(5);
+        for u in 0..40u32 {
+            let s = 2 + (u as usize % 2);
+            let mut pool: Vec<&str> = roster.to_vec();
+            for i in 0..s {
+                let j = i + rng.randbelow((pool.len() - i) as u64) as usize;
+                pool.swap(i, j);
+            }
+            for rot in 0..s {
+                let names: Vec<&str> = (0..s).map(|k| pool[(k + rot) % s]).collect();
+                let ranks: Vec<i64> = (0..s).map(|_| 1 + rng.randbelow(3) as i64).collect();
+                games.push(game(&names, &ranks));
+                units.push(u);
+            }
+        }
+        // An invalid game and a game of another size are ignored by both.
+        let mut bad = game(&["A", "B"], &[1, 2]);
+        bad.valid_for_scoring = false;
+        games.push(bad);
+        units.push(0);
+        games.push(game(&["A", "B", "C", "D"], &[1, 2, 3, 4]));
+        units.push(1);
+
+        let players = Players::new(&roster);
+        let stats = reduce(&games, &units, &players, &sizes);
+        assert_eq!(stats.len(), 40);
+        let multiplicity: Vec<u64> = (0..40).map(|u| [0, 1, 2, 3, 1][u % 5]).collect();
+        let mut expanded = Vec::new();
+        for (g, &u) in games.iter().zip(&units) {
+            for _ in 0..multiplicity[u as usize] {
+                expanded.push(g.clone());
+            }
+        }
+        let tol = 1e-14;
+        let batch = bt::fit_with_tolerance(&expanded, &roster, &sizes, "A", tol).unwrap();
+        let anchor = players.index["A"];
+        let strength = Scratch::new(sizes.len(), 4)
+            .refit(
+                &stats,
+                &multiplicity,
+                &players,
+                &sizes,
+                anchor,
+                &[1.0; 4],
+                tol,
+            )
+            .unwrap();
+        let scale = 400.0 / std::f64::consts::LN_10;
+        for (i, (name, rating)) in batch.ratings.iter().enumerate() {
+            let ours = scale * (strength[i].ln() - strength[anchor].ln());
+            assert!((ours - rating).abs() < 1e-9, "{name}: {ours} vs {rating}");
+        }
+    }
+
+    #[test]
+    fn percentiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&v, 1.0), 5.0);
+        assert_eq!(percentile(&v, 0.5), 3.0);
+        assert!((percentile(&v, 0.025) - 1.1).abs() < 1e-12);
+        assert_eq!(percentile(&[7.0], 0.975), 7.0);
+    }
 }
