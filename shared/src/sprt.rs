@@ -169,7 +169,8 @@ fn mle_expected(p: &[f64; 5], s: f64) -> [f64; 5] {
 
 /// The generalized log-likelihood ratio of H1: Elo = `elo1` against H0: Elo = `elo0` (logistic
 /// Elo, per game) for the pair counts, by fishtest's `LLR_logistic` method. Empty buckets are
-/// regularized first, so the value is finite for any counts (≈0 with no pairs).
+/// regularized first, so the value is finite for any counts (≈0 with no pairs); `elo0` and
+/// `elo1` must be finite ([`Sprt::new`] checks that).
 pub fn llr(counts: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
     let r = counts.regularized();
     let n: f64 = r.iter().sum();
