@@ -2,6 +2,7 @@
 //! and their wire form, the schedule, MANIFEST/identity hashing, Bradley–Terry ratings and report
 //! rendering. Pure: no processes, no sockets, no clocks.
 
+pub mod bootstrap;
 pub mod bt;
 pub mod codec;
 pub mod fault;
@@ -13,5 +14,6 @@ pub mod pyrandom;
 pub mod report;
 pub mod results;
 pub mod schedule;
+pub mod sprt;
 
 pub use fault::{Fault, FaultKind};
