@@ -27,9 +27,7 @@
 //! the k8s hostPath of the uid leases is the host folder of compose's uid-leases volume (the
 //! README: every worker of a host shares one lease folder), and FARM_TURN_MS=1000 as in every
 //! cluster test. Needs podman (tools/install-containers.sh), RabbitMQ and Redis; skipped with a
-//! message without them unless FARM_REQUIRE_BROKER=1. Features of the worker that are not in
-//! this build yet (`--self-test`, FARM_UID_LEASE_DIR, FARM_SCRATCH_DIR) are reported as
-//! NOT CHECKED and their checks skipped.
+//! message without them unless FARM_REQUIRE_BROKER=1.
 
 mod cluster_support;
 mod common;
@@ -86,7 +84,7 @@ fn tournament(probe: &Path) -> Vec<String> {
     v.push(format!("N={}", probe.display()));
     v.push("Base=bots/bomberman/baseline.cpp".into());
     for s in [
-        "--anchor", "Base", "--sizes", "2", "--seeds", "2", "--seed", "9090",
+        "--anchor", "Base", "--sizes", "2", "--seeds", "3", "--seed", "9090",
     ] {
         v.push(s.into());
     }
@@ -422,26 +420,16 @@ fn deploy_files_run_in_podman_containers() {
     std::env::set_var("FARM_TURN_MS", "1000");
 
     let (wflags, wenv) = worker_help();
-    let has_self_test = wflags.contains("--self-test");
-    let has_lease_dir = wenv.contains("FARM_UID_LEASE_DIR");
-    let mut not_checked: Vec<&str> = Vec::new();
-    if !has_self_test {
-        not_checked.push("`farm worker --self-test` (exit 0 as deployed; non-zero with a reason on Docker's default noexec /tmp)");
-    }
-    if !has_lease_dir {
-        not_checked.push(
-            "FARM_UID_LEASE_DIR (no uid shared by two containers; leases in the shared volume)",
-        );
-    }
-    let no_workspace_flag = !wflags.contains("--workspace");
-    if !no_workspace_flag {
-        not_checked.push(
-            "workers without a referee package of their own (this build still has --workspace)",
-        );
-    }
-    for n in &not_checked {
-        eprintln!("NOT CHECKED (not in this build's `farm worker` yet): {n}");
-    }
+    // Every feature the deploy files rely on must be in the binary under test.
+    assert!(
+        wflags.contains("--self-test"),
+        "`farm worker --self-test` is missing"
+    );
+    assert!(
+        wenv.contains("FARM_UID_LEASE_DIR") && wenv.contains("FARM_SCRATCH_DIR"),
+        "`farm worker` lacks FARM_UID_LEASE_DIR / FARM_SCRATCH_DIR"
+    );
+    let (has_self_test, has_lease_dir, no_workspace_flag) = (true, true, true);
 
     let compose = metrics_yaml::yaml("deploy/docker-compose.yml");
     let svc_worker = &compose["services"]["worker"];
@@ -798,7 +786,7 @@ fn deploy_files_run_in_podman_containers() {
     let killed_at = farm.logged_rows();
     eprintln!("podman kill {victim} after {killed_at}/{total} results (it was playing: {busy})");
     std::thread::sleep(Duration::from_millis(300));
-    let left = bot_processes_of(&[vid.clone()]);
+    let left = bot_processes_of(std::slice::from_ref(&vid));
     assert!(
         left.is_empty(),
         "bot processes of the killed worker survive: {left:?}"
@@ -1066,7 +1054,4 @@ fn deploy_files_run_in_podman_containers() {
     );
     writeln!(report, "{line}").unwrap();
     eprintln!("{line}");
-    for n in &not_checked {
-        eprintln!("NOT CHECKED (not in this build's `farm worker` yet): {n}");
-    }
 }
