@@ -116,6 +116,27 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `farm worker` with an unreachable broker and Redis (it never gets that far or keeps
+/// retrying), metrics on `port`, and the given cache and scratch folders.
+fn worker(port: u16, cache: &Path, scratch: &Path) -> Command {
+    let mut c = farm();
+    c.args([
+        "worker",
+        "--broker",
+        "amqp://guest:guest@127.0.0.1:1/%2f",
+        "--redis",
+        "redis://127.0.0.1:1/",
+        "--metrics-addr",
+        &format!("127.0.0.1:{port}"),
+        "--cache-dir",
+    ])
+    .arg(cache)
+    .arg("--scratch-dir")
+    .arg(scratch)
+    .env("FARM_KEY", "self-test-key");
+    c
+}
+
 fn scrape(port: u16) -> Option<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
@@ -143,25 +164,15 @@ fn a_worker_that_fails_its_self_test_takes_no_job_and_exits() {
     let tmp = tempfile::tempdir().unwrap();
     let port = free_port();
     // No broker is needed to fail: the worker stops before it connects to anything.
-    let child = farm()
-        .args([
-            "worker",
-            "--broker",
-            "amqp://guest:guest@127.0.0.1:1/%2f",
-            "--redis",
-            "redis://127.0.0.1:1/",
-            "--metrics-addr",
-            &format!("127.0.0.1:{port}"),
-            "--cache-dir",
-        ])
-        .arg(tmp.path().join("cache"))
-        .arg("--scratch-dir")
-        .arg(noexec.path().join("scratch"))
-        .env("FARM_KEY", "self-test-key")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = worker(
+        port,
+        &tmp.path().join("cache"),
+        &noexec.path().join("scratch"),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -177,21 +188,7 @@ fn a_worker_publishes_its_sandbox_mode_and_self_test_from_the_start() {
     let port = free_port();
     // An unreachable broker: the worker passes its self-test, then keeps retrying to connect;
     // its metrics must already say which sandbox it runs and that the self-test passed.
-    let mut child = farm()
-        .args([
-            "worker",
-            "--broker",
-            "amqp://guest:guest@127.0.0.1:1/%2f",
-            "--redis",
-            "redis://127.0.0.1:1/",
-            "--metrics-addr",
-            &format!("127.0.0.1:{port}"),
-            "--cache-dir",
-        ])
-        .arg(tmp.path().join("cache"))
-        .arg("--scratch-dir")
-        .arg(tmp.path().join("scratch"))
-        .env("FARM_KEY", "self-test-key")
+    let mut child = worker(port, &tmp.path().join("cache"), &tmp.path().join("scratch"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
