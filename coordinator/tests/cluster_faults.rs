@@ -215,7 +215,12 @@ fn soak_round(round: u32, seed: u64) -> String {
     let started = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(200));
-        let done = t.logged_rows();
+        // Progress: results in the log and those durable ahead of a gap (a lost match holds
+        // the log's prefix until it is played again).
+        let ahead = std::fs::read_to_string(t.output().join("results.ahead.jsonl"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
+        let done = t.logged_rows() + ahead;
         if !coord.running() {
             if coord_killed || done >= total {
                 break;
