@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use sha2::{Digest, Sha256};
 
 use worker::bot::{BotCommand, CoreTokens, SandboxConfig};
 use worker::compile::{CompileCache, CompileError};
@@ -293,5 +292,5 @@ pub fn default_cache_dir() -> PathBuf {
 /// sha256 (hex) of a file's bytes: the bot hash recorded in results.
 pub fn file_sha256(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(hex::encode(Sha256::digest(&bytes)))
+    Ok(shared::manifest::sha256_hex(&bytes))
 }

@@ -156,17 +156,6 @@ fn worker_help() -> (BTreeSet<String>, BTreeSet<String>) {
     (toks("--"), toks("FARM_"))
 }
 
-/// One-at-a-time with the cluster tests (same lock file): they share the machine's two cores,
-/// RabbitMQ, Redis and the bot uid pool.
-fn serial_lock() -> File {
-    let file = File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
-    file
-}
-
 fn services_up() -> bool {
     let up =
         |a: &str| TcpStream::connect_timeout(&a.parse().unwrap(), Duration::from_secs(2)).is_ok();
@@ -416,7 +405,6 @@ fn deploy_files_run_in_podman_containers() {
         eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
         return;
     }
-    let _serial = serial_lock();
     std::env::set_var("FARM_TURN_MS", "1000");
 
     let (wflags, wenv) = worker_help();

@@ -183,7 +183,7 @@ impl CompileCache {
     /// The cache key of a source text.
     pub fn key_for(&self, source: &[u8]) -> String {
         let mut h = Sha256::new();
-        h.update(hex::encode(Sha256::digest(source)));
+        h.update(shared::manifest::sha256_hex(source));
         h.update([0]);
         h.update(&self.identity);
         h.update([0]);

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
 
 use shared::msg::{Job, JobExtra, ProbojJob};
 use worker::proboj::config::RawConfig;
@@ -59,9 +58,9 @@ pub async fn run_games(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let id = hex::encode(Sha256::digest(
+    let id = shared::manifest::sha256_hex(
         format!("{}\n{games_json}\n{nonce}", package.digest).as_bytes(),
-    ));
+    );
     let tournament = format!("proboj-{}", &id[..9]);
     eprintln!(
         "proboj on the cluster: tournament {tournament}, package of {} files (MANIFEST digest {})",

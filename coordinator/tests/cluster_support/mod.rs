@@ -45,11 +45,11 @@ pub fn root() -> PathBuf {
 
 static LOCK: Mutex<()> = Mutex::new(());
 
-/// Held while a scenario runs: the in-process lock and an flock on a file in /tmp, so that
-/// scenarios also run one at a time when a test runner starts each test in its own process.
+/// Held while a scenario runs: scenarios of one test binary run one at a time under
+/// `cargo test` (threads). Across processes, nextest's `shared-services` test group
+/// (.config/nextest.toml) runs one scenario at a time.
 pub struct Serial {
     _inner: MutexGuard<'static, ()>,
-    _file: File,
 }
 
 /// One scenario at a time; None (test skipped, reason printed) without a broker and Redis.
@@ -67,15 +67,8 @@ pub fn setup() -> Option<Serial> {
     // turn deadlines of 1 s, so that a loaded test machine cannot turn a slow turn into a
     // timeout in one run and not in the other (the runs are compared match by match).
     std::env::set_var(TURN_MS_ENV, TURN_MS);
-    let inner = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let file = File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
     let serial = Serial {
-        _inner: inner,
-        _file: file,
+        _inner: LOCK.lock().unwrap_or_else(|e| e.into_inner()),
     };
     // The clean run every scenario compares with, before any scenario loads the machine.
     reference();

@@ -4,7 +4,6 @@
 //! mismatching artifact, or an engine that cannot start, is a host problem, never blamed on a
 //! bot.
 
-use sha2::{Digest, Sha256};
 use shared::msg::{Job, JobFailure, SeatSpec};
 
 use super::{Artifacts, JobRunner};
@@ -52,7 +51,7 @@ fn entrant(job: &Job, seat: &SeatSpec, artifacts: &dyn Artifacts) -> Result<Entr
             seat.program.file_name
         ))
     })?;
-    let digest = hex::encode(Sha256::digest(&bytes));
+    let digest = shared::manifest::sha256_hex(&bytes);
     if !digest.eq_ignore_ascii_case(&seat.program.sha256) {
         return Err(JobFailure::Artifact(format!(
             "match {}: seat {:?}: {} hashes to {digest}, the job names {}",

@@ -11,8 +11,8 @@ use std::time::Instant;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use super::game::{write_player, Ending, GameOutcome, Proc, RunOptions, Table};
 use super::pipe::{self, PipeError};
+use super::table::{write_player, Ending, GameOutcome, Proc, RunOptions, Table};
 
 /// A parsed command header.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,8 @@ use shared::msg::{PackageFile, ProbojJob};
 use thiserror::Error;
 
 use super::config::{check_config, Config, ConfigError, Game, RawConfig};
-use super::game::{run_game, Ending, GameOutcome, RunOptions};
+use super::game::run_game;
+use super::table::{Ending, GameOutcome, RunOptions};
 
 /// The referee version of proboj jobs.
 pub const VERSION: &str = "matchfarm-proboj/1";

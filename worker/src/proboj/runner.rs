@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::config::{Config, Game};
-use super::game::{run_game, GameOutcome, RunOptions};
+use super::game::run_game;
+use super::table::{GameOutcome, RunOptions};
 
 /// Uids of the sandbox's pool reserved per concurrently running game.
 const SLOTS_PER_GAME: usize = 64;

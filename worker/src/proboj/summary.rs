@@ -8,7 +8,7 @@ use shared::bt::{self, BtFit};
 use shared::results::GameResult;
 
 use super::config::Config;
-use super::game::{Ending, GameOutcome};
+use super::table::{Ending, GameOutcome};
 
 /// Totals and ratings over a set of games.
 #[derive(Debug, Clone)]

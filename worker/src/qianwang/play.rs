@@ -3,7 +3,6 @@
 //! `Game::forfeit`, so the record always re-plays with `games::qianwang::verify`.
 
 use games::qianwang::{self as qw, Fault, Game, MatchRecord, Player, Side};
-use sha2::{Digest, Sha256};
 
 use super::bot::JsBot;
 use super::{in_match_thread, BotSource, Limits, LoadError};
@@ -22,14 +21,14 @@ impl Entrant {
     pub fn from_source(src: &BotSource) -> Entrant {
         Entrant {
             name: src.name.clone(),
-            code_sha256: hex::encode(Sha256::digest(src.code.as_bytes())),
+            code_sha256: shared::manifest::sha256_hex(src.code.as_bytes()),
             code: Ok(src.code.clone()),
         }
     }
 
     /// A seat from a program file's bytes; bytes that are not UTF-8 make a seat that loses.
     pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Entrant {
-        let code_sha256 = hex::encode(Sha256::digest(&bytes));
+        let code_sha256 = shared::manifest::sha256_hex(&bytes);
         let code = String::from_utf8(bytes).map_err(|e| {
             LoadError::NotUtf8(format!(
                 "invalid byte sequence at byte {}",
