@@ -24,7 +24,7 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Where to save the replay: PATH.html gets the viewer and PATH.json the replay
-    /// (default: replays/<seed>-<names>.html).
+    /// (default: replays/SEED-NAMES.html).
     #[arg(long, value_name = "PATH.html")]
     pub replay: Option<PathBuf>,
     /// Play on a hand-made board instead of a generated one: a square text file of `#` (wall),

@@ -37,7 +37,7 @@ pub struct WorkerArgs {
     /// File holding the farm key (HMAC); else the key itself in FARM_KEY.
     #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
-    /// Scratch folder for fetched artifacts (default: <cache dir>/worker).
+    /// Scratch folder for fetched artifacts (default: the worker/ folder in the cache dir).
     #[arg(long, env = "FARM_SCRATCH", value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// This worker's id in heartbeats and reports (default: host-pid).

@@ -7,7 +7,7 @@
 //! is published again (duplicates are harmless: results are idempotent by match number).
 //!
 //! Workers take a job off the queue when they start it, so the broker's consumer timeout never
-//! ends a long match; the jobs they hold are in their heartbeats, and [`watch`](super::watch)
+//! ends a long match; the jobs they hold are in their heartbeats, and [`super::watch`]
 //! publishes again any job no live worker holds while the queue is empty. At start the
 //! tournament's ownership lease is taken (one coordinator per tournament) and its completed set
 //! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.

@@ -1,7 +1,7 @@
 //! Bradley–Terry ratings exactly as the reference tournament fits them: every match size gets
 //! the same total weight, each game is split into pairwise comparisons, one virtual draw is
 //! added per observed pair, strengths come from the MM iteration and are shown as
-//! 400·log10(strength / anchor strength). Adds a 95% interval per player (see [`ci`]).
+//! 400·log10(strength / anchor strength). Adds a 95% interval per player (see the `ci` module).
 
 mod ci;
 mod incremental;

@@ -3,7 +3,7 @@
 //!
 //! The deadline clock counts wall time from the first byte sent to the complete line, minus the
 //! time the bot's main thread was runnable but waiting for a core (its run-queue wait from
-//! /proc/<pid>/schedstat), so load from other processes on the host does not eat a bot's
+//! `/proc/<pid>/schedstat`), so load from other processes on the host does not eat a bot's
 //! budget. A turn never lasts more than `max_wall_factor` deadlines of plain wall time.
 
 use std::os::fd::{AsRawFd, RawFd};

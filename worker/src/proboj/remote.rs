@@ -265,7 +265,7 @@ pub struct GameBundle {
     pub gamefolder: String,
     pub players: Vec<String>,
     pub scores: Option<Vec<(String, i64)>>,
-    /// "end", "server-exited", "interrupted" or "failed: <why>".
+    /// "end", "server-exited", "interrupted" or `"failed: <why>"`.
     pub ending: String,
     pub warnings: Vec<String>,
     pub commands: u64,

@@ -1,6 +1,6 @@
 //! 钳王 (qianwang) JavaScript bots: each bot runs in its own embedded, sandboxed QuickJS runtime
 //! (no file, network, timer or clock; memory limit; wall-clock interrupt) against the pure rules
-//! of `games::qianwang`, and a whole match becomes a verifiable [`MatchRecord`].
+//! of `games::qianwang`, and a whole match becomes a verifiable [`MatchRecord`](games::qianwang::MatchRecord).
 //!
 //! # What a bot sees (GUIDE.md 代码契约)
 //!
