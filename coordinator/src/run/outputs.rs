@@ -8,10 +8,11 @@
 //! Beside the Wald intervals, every view carries the paired (map-unit) bootstrap interval of
 //! each rating (shared::bootstrap): maps are the schedule's (size, seed) of each match, read
 //! from identity.json, and the resampling is seeded by the schedule seed, so `farm report`
-//! rebuilds the same intervals as the run wrote. The bootstrap costs a fraction of a second at
-//! the formal schedule's size: a live 汇总.md refresh recomputes it at most every
-//! [`BOOTSTRAP_REFRESH`] (or 20 times its last cost, if longer) and says how many results it
-//! was computed on; the final write and `farm report` always compute it on every result.
+//! rebuilds the same intervals as the run wrote. The bootstrap costs up to seconds at the
+//! formal schedule's size, so a live 汇总.md refresh recomputes it at most every
+//! [`BOOTSTRAP_REFRESH`] or 50 times its last cost, whichever is longer (at most 2% of the
+//! loop's time), and says how many results it was computed on; the final write and
+//! `farm report` always compute it on every result.
 //! A run stopped before its schedule ended ([`Live::set_stop`]) says so at the top of 汇总.md
 //! and in a `stopped` object of bt.json; a run that was not stopped writes neither.
 
@@ -237,14 +238,15 @@ impl Live {
     }
 
     /// Recompute the bootstrap if results came in since the last one; unless `force`, only
-    /// when the last one is older than the refresh interval and 20 times its own cost.
+    /// when the last one is older than the refresh interval and 50 times its own cost (so it
+    /// takes at most 2% of the time).
     /// A fresh successful one goes to the metrics gauges.
     fn refresh_bootstrap(&mut self, force: bool) {
         if let Some(b) = &self.boot {
             if b.generation == self.generation {
                 return;
             }
-            if !force && b.at.elapsed() < self.boot_refresh.max(b.took * 20) {
+            if !force && b.at.elapsed() < self.boot_refresh.max(b.took * 50) {
                 return;
             }
         }

@@ -86,7 +86,7 @@ fn tournament(dir: &Path, maps: u64) -> Vec<Row> {
                 state = state
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let better_wins = (state >> 33) % 3 != 0;
+                let better_wins = !(state >> 33).is_multiple_of(3);
                 let mut r = row(entries.len() as u64, roster[p], roster[q]);
                 if (p < q) != better_wins {
                     r.result.as_mut().unwrap()["ranks"] = serde_json::json!([2, 1]);
@@ -154,7 +154,7 @@ fn bt_json_bootstrap_resamples_maps_with_the_schedule_seed_in_any_row_order() {
         reference,
         serde_json::to_value(live.bt.fit_exact().unwrap()).unwrap()
     );
-    assert_eq!(bt.as_object().unwrap().keys().last().unwrap(), "bootstrap");
+    assert_eq!(bt.as_object().unwrap().keys().next_back().unwrap(), "bootstrap");
 
     // Units are the maps (size, seed), the seed the schedule's, 1,000 resamples.
     let games = games_of(&rows);
