@@ -154,7 +154,10 @@ fn bt_json_bootstrap_resamples_maps_with_the_schedule_seed_in_any_row_order() {
         reference,
         serde_json::to_value(live.bt.fit_exact().unwrap()).unwrap()
     );
-    assert_eq!(bt.as_object().unwrap().keys().next_back().unwrap(), "bootstrap");
+    assert_eq!(
+        bt.as_object().unwrap().keys().next_back().unwrap(),
+        "bootstrap"
+    );
 
     // Units are the maps (size, seed), the seed the schedule's, 1,000 resamples.
     let games = games_of(&rows);
