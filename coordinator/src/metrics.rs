@@ -1,19 +1,25 @@
-//! The coordinator's Prometheus metrics (progress, throughput, ETA, queue, faults, ratings) and
-//! a minimal HTTP/1.1 server for `/metrics` shared by `farm run` and workers; it serves the
+//! The coordinator's Prometheus metrics (progress, throughput, ETA, queue, faults, ratings with
+//! their Wald and bootstrap intervals) and
+//! the `/metrics` HTTP endpoint (axum) shared by `farm run` and workers; it serves the
 //! process's default registry, where the worker library's metrics live too.
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use axum::http::{header, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 
 use prometheus::{
     Encoder, Gauge, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, TextEncoder,
 };
 use serde_json::Value;
+use shared::bootstrap::BootstrapFit;
 use shared::bt::BtFit;
 use shared::FaultKind;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 /// Why the metrics endpoint could not start.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +53,8 @@ pub struct Metrics {
     pub rating: GaugeVec,
     pub rating_low: GaugeVec,
     pub rating_high: GaugeVec,
+    pub bootstrap_low: GaugeVec,
+    pub bootstrap_high: GaugeVec,
     started: OnceLock<(Instant, u64)>,
 }
 
@@ -164,6 +172,14 @@ pub fn global() -> &'static Metrics {
             "farm_bot_rating_ci_high",
             "Upper end of the rating's 95% interval",
         ),
+        bootstrap_low: bot_gauge(
+            "farm_rating_bootstrap_lower",
+            "Lower end of the rating's 95% paired bootstrap interval (maps resampled), refreshed at report writes",
+        ),
+        bootstrap_high: bot_gauge(
+            "farm_rating_bootstrap_upper",
+            "Upper end of the rating's 95% paired bootstrap interval (maps resampled), refreshed at report writes",
+        ),
         started: OnceLock::new(),
     })
 }
@@ -245,6 +261,14 @@ impl Metrics {
             }
         }
     }
+
+    /// Bootstrap intervals recomputed: one gauge pair per bot.
+    pub fn bootstrap(&self, b: &BootstrapFit) {
+        for (name, [lo, hi]) in &b.intervals {
+            self.bootstrap_low.with_label_values(&[name]).set(*lo);
+            self.bootstrap_high.with_label_values(&[name]).set(*hi);
+        }
+    }
 }
 
 /// The text exposition of everything in the default registry.
@@ -264,6 +288,8 @@ pub struct MetricsServer {
 
 impl Drop for MetricsServer {
     fn drop(&mut self) {
+        // Dropping the server future closes the listener and tells every open connection to
+        // finish its request and close (axum's connection tasks watch for that).
         self.task.abort();
     }
 }
@@ -282,60 +308,45 @@ pub async fn serve(addr: &str) -> Result<MetricsServer, MetricsError> {
     let local = listener.local_addr().map_err(bind_err)?;
     eprintln!("metrics: http://{local}/metrics");
     let task = tokio::spawn(async move {
-        loop {
-            match listener.accept().await {
-                Ok((stream, _)) => {
-                    tokio::spawn(async move {
-                        let _ = tokio::time::timeout(Duration::from_secs(10), answer(stream)).await;
-                    });
-                }
-                Err(e) => {
-                    tracing::warn!("metrics endpoint accept: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
+        // axum's loop retries failed accepts itself; serving ends only when the task is dropped.
+        if let Err(e) = axum::serve(listener, router()).await {
+            tracing::warn!("metrics endpoint stopped: {e}");
         }
     });
     Ok(MetricsServer { addr: local, task })
 }
 
-/// One request, one response, then close.
-async fn answer(mut stream: TcpStream) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let head = String::from_utf8_lossy(&buf);
-    let mut words = head.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, kind, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => (
-            "200 OK",
+/// The routes: `/metrics` (text exposition) and `/healthz`; other paths are 404, other
+/// methods 405. `get` answers HEAD too, without a body.
+fn router() -> Router {
+    Router::new()
+        .route("/metrics", get(metrics_page))
+        .route("/healthz", get(|| async { text("ok\n") }))
+        .method_not_allowed_fallback(|| async { not_allowed() })
+        .fallback(|method: Method| async move {
+            if method == Method::GET || method == Method::HEAD {
+                (StatusCode::NOT_FOUND, text("try /metrics\n")).into_response()
+            } else {
+                not_allowed()
+            }
+        })
+}
+
+async fn metrics_page() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
-            render(),
-        ),
-        ("GET" | "HEAD", "/healthz") => ("200 OK", "text/plain", "ok\n".to_string()),
-        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain", "try /metrics\n".to_string()),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain",
-            "GET only\n".to_string(),
-        ),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+        )],
+        render(),
     )
-    .into_bytes();
-    if method != "HEAD" {
-        out.extend_from_slice(body.as_bytes());
-    }
-    stream.write_all(&out).await?;
-    stream.shutdown().await
+        .into_response()
+}
+
+fn text(body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain")], body).into_response()
+}
+
+fn not_allowed() -> Response {
+    (StatusCode::METHOD_NOT_ALLOWED, text("GET only\n")).into_response()
 }

@@ -3,7 +3,10 @@
 //! it is not available yet, then the game counts. Same tables, columns and number formats as
 //! the reference report; the Chinese wording is ours. [`Tally`] keeps the sums incrementally so
 //! a live report costs O(players × sizes), not a rescan of every result.
+//! [`bootstrap_section`] renders the paired (map-unit) bootstrap intervals as a table of their
+//! own below the reference's BT table, which stays as the reference writes it.
 
+use crate::bootstrap::BootstrapFit;
 use crate::bt::{BtError, BtFit};
 use crate::results::GameResult;
 use std::collections::HashMap;
@@ -91,6 +94,12 @@ impl Tally {
     /// Renders `汇总.md`. `ratings` is `None` when the tournament has no anchor (no BT
     /// section), otherwise the fit or why there is none yet.
     pub fn render(&self, ratings: Option<&Result<BtFit, BtError>>) -> String {
+        self.render_with(ratings, "")
+    }
+
+    /// [`Tally::render`] with `extra` (e.g. a [`bootstrap_section`]) after the BT table,
+    /// above the closing counts.
+    pub fn render_with(&self, ratings: Option<&Result<BtFit, BtError>>, extra: &str) -> String {
         let mut out = String::new();
         out.push_str("# 对局统计汇总\n\n");
         out.push_str("每局得分 = 生存分 + 0.5 × 击杀份额；“第一”按每局合计得分的名次判定。\n\n");
@@ -138,6 +147,7 @@ impl Tally {
                 }
             }
         }
+        out.push_str(extra);
         let _ = writeln!(
             out,
             "\n已完成 {} 局，其中 {} 局因启动失败不计分。",
@@ -146,6 +156,55 @@ impl Tally {
         out.push_str("单看名次不足以排除作弊；请保留故障详情、源代码和运行记录。\n");
         out
     }
+}
+
+/// The bootstrap table of `汇总.md`: per player (best first by the full-data fit) the paired
+/// bootstrap's 95% interval, its width and the Wald interval's width, or why there is none.
+/// `stale` = `Some((used, done))` when the intervals were computed on the first `used` of the
+/// `done` results so far (a live report recomputes them only every few seconds).
+pub fn bootstrap_section(
+    result: &Result<BootstrapFit, String>,
+    stale: Option<(u64, u64)>,
+) -> String {
+    let mut out = String::from("\n## 配对自助法区间（按地图重抽样）\n\n");
+    out.push_str(
+        "同一张地图（人数与地图种子相同）上的各局共享这张地图的特点，彼此并不独立；\
+         此处以地图为单位有放回地重抽样，每次按上表同样的方法重新拟合，\
+         取 2.5% 与 97.5% 分位数。上表的 Wald 区间把每次比较都当作独立的。",
+    );
+    match result {
+        Ok(b) => {
+            let _ = write!(
+                out,
+                "{} 个地图单元，重抽样 {} 次（种子 {}），其中 {} 次可拟合。",
+                b.units, b.resamples, b.seed, b.fitted
+            );
+            if let Some((used, done)) = stale {
+                let _ = write!(
+                    out,
+                    "本表按前 {used} 局计算（已完成 {done} 局；运行中每隔几秒重算一次，最终报告按全部结果）。"
+                );
+            }
+            out.push_str(
+                "\n\n|选手|自助法 95% 下限|自助法 95% 上限|自助法区间宽度|Wald 区间宽度|\n",
+            );
+            out.push_str("|---|---:|---:|---:|---:|\n");
+            for (name, _) in b.fit.ranked() {
+                let [lo, hi] = b.interval(name).unwrap_or([f64::NAN, f64::NAN]);
+                let [wlo, whi] = b.fit.interval(name).unwrap_or([f64::NAN, f64::NAN]);
+                let _ = writeln!(
+                    out,
+                    "|{name}|{lo:.2}|{hi:.2}|{:.2}|{:.2}|",
+                    hi - lo,
+                    whi - wlo
+                );
+            }
+        }
+        Err(e) => {
+            let _ = write!(out, "\n\n暂时无法给出自助法区间：{e}\n");
+        }
+    }
+    out
 }
 
 /// Renders `汇总.md` for all results at once (see [`Tally::render`]).

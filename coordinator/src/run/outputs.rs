@@ -5,15 +5,28 @@
 //! the list comes from the folder's compile_failures.json (read once, at the first write), so a
 //! rebuilt report (`farm report`) says the same as the live one. [`Live::verdict`] says when a
 //! run whose every match has a result must still not exit 0: none of its games counts.
+//! Beside the Wald intervals, every view carries the paired (map-unit) bootstrap interval of
+//! each rating (shared::bootstrap): maps are the schedule's (size, seed) of each match, read
+//! from identity.json, and the resampling is seeded by the schedule seed, so `farm report`
+//! rebuilds the same intervals as the run wrote. The bootstrap costs up to seconds at the
+//! formal schedule's size, so a live 汇总.md refresh recomputes it at most every
+//! [`BOOTSTRAP_REFRESH`] or 50 times its last cost, whichever is longer (at most 2% of the
+//! loop's time), and says how many results it was computed on; the final write and
+//! `farm report` always compute it on every result.
+//! A run stopped before its schedule ended ([`Live::set_stop`]) says so at the top of 汇总.md
+//! and in a `stopped` object of bt.json; a run that was not stopped writes neither.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
+use shared::bootstrap::{self, BootstrapFit};
 use shared::bt::Incremental;
-use shared::report::Tally;
+use shared::report::{bootstrap_section, Tally};
 use shared::results::GameResult;
 
 use super::checkpoint::Row;
@@ -30,15 +43,108 @@ pub struct Timings {
     pub report_seconds: f64,
 }
 
-/// Running state of the views: O(players x sizes) statistics and pair counts, never the rows.
+/// Resamples of the bootstrap intervals.
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
+/// A live report recomputes the bootstrap at most this often.
+pub const BOOTSTRAP_REFRESH: Duration = Duration::from_secs(5);
+/// What a bootstrap unit is (text for bt.json).
+pub const BOOTSTRAP_UNIT: &str =
+    "map: the (size, seed) of each match in the schedule, all its groups and seat rotations";
+
+/// A scored game as compactly as the bootstrap needs it (the rows of a 100k-match run stay
+/// small): size, validity, and per seat the name (an index into `Live::interned`) and rank.
+struct Scored {
+    size: usize,
+    valid: bool,
+    seats: Vec<(u32, i64)>,
+}
+
+/// The part of identity.json the bootstrap reads (the rosters are skipped, not held).
+#[derive(serde::Deserialize)]
+struct IdentityMaps {
+    schedule: ScheduleMaps,
+}
+
+#[derive(serde::Deserialize)]
+struct ScheduleMaps {
+    schedule_seed: i128,
+    entries: Vec<MapOf>,
+}
+
+#[derive(serde::Deserialize)]
+struct MapOf {
+    size: usize,
+    seed: u64,
+}
+
+/// The map of each match and the resampling seed, from identity.json.
+struct Maps {
+    /// `(size, seed)` of match `n` at index `n - 1`.
+    of_match: Vec<(usize, u64)>,
+    seed: u64,
+}
+
+/// The last bootstrap computed, and on what.
+struct Boot {
+    /// `Live::generation` when it was computed; fresh while that has not moved.
+    generation: u64,
+    /// Results (games) it was computed on.
+    games: u64,
+    at: Instant,
+    took: Duration,
+    result: Result<BootstrapFit, String>,
+}
+
+/// Why a run stopped before its schedule ended, and how much of it was played.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct StopNote {
+    /// Why, in words a user reads (e.g. "every adjacent pair separated at 95%").
+    pub reason: String,
+    /// Matches with a result (or failed for good) when the run stopped.
+    pub matches_played: u64,
+    /// Matches in the full schedule.
+    pub matches_scheduled: u64,
+    /// Matches that were in flight at the stop and were cancelled (not played).
+    pub cancelled: u64,
+}
+
+impl StopNote {
+    /// The line at the top of 汇总.md.
+    pub fn markdown(&self) -> String {
+        format!(
+            "> **Stopped early: {}; {} of {} scheduled matches played ({} in flight cancelled).**\n\n",
+            self.reason.replace('\n', " "),
+            self.matches_played,
+            self.matches_scheduled,
+            self.cancelled
+        )
+    }
+}
+
+/// Running state of the views: O(players x sizes) statistics and pair counts, plus the scored
+/// games themselves for the bootstrap (which resamples whole maps).
 pub struct Live {
     names: Vec<String>,
+    sizes: Vec<usize>,
     anchor: String,
     tally: Tally,
     bt: Incremental,
     failed: Vec<(u64, String)>,
     /// Bots that did not compile and played anyway; `None` until read from the folder.
     not_compiled: Option<Vec<String>>,
+    /// Set when the run stopped before its schedule ended.
+    stop: Option<StopNote>,
+    /// Scored games by match number.
+    games: BTreeMap<u64, Scored>,
+    /// Seat names of the scored games: the roster, then any other name met.
+    interned: Vec<String>,
+    /// Bumped by every [`Live::add`].
+    generation: u64,
+    /// The schedule's maps; `None` until read from the folder, `Err` if it cannot be.
+    maps: Option<Result<Maps, String>>,
+    boot: Option<Boot>,
+    /// A live refresh recomputes the bootstrap at most this often ([`BOOTSTRAP_REFRESH`]).
+    boot_refresh: Duration,
 }
 
 impl Live {
@@ -47,11 +153,131 @@ impl Live {
         Live {
             tally: Tally::new(&names, &sizes),
             bt: Incremental::new(&names, &sizes, &anchor),
+            interned: names.clone(),
             names,
+            sizes,
             anchor,
             failed: Vec::new(),
             not_compiled: None,
+            stop: None,
+            games: BTreeMap::new(),
+            generation: 0,
+            maps: None,
+            boot: None,
+            boot_refresh: BOOTSTRAP_REFRESH,
         }
+    }
+
+    /// Read (once) each match's map and the schedule seed from the folder's identity.json.
+    fn load_maps(&mut self, dir: &Path) {
+        if self.maps.is_some() {
+            return;
+        }
+        let path = dir.join("identity.json");
+        let maps = std::fs::File::open(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))
+            .and_then(|file| {
+                serde_json::from_reader::<_, IdentityMaps>(std::io::BufReader::new(file))
+                    .map_err(|e| format!("{} is malformed: {e}", path.display()))
+            })
+            .map(|id| Maps {
+                of_match: id
+                    .schedule
+                    .entries
+                    .iter()
+                    .map(|e| (e.size, e.seed))
+                    .collect(),
+                // The low 64 bits: the seed itself for every seed below 2^64.
+                seed: id.schedule.schedule_seed as u64,
+            });
+        self.maps = Some(maps);
+    }
+
+    /// The bootstrap of every result so far (pure given the games and the maps).
+    fn compute_bootstrap(&self) -> Result<BootstrapFit, String> {
+        let maps = match &self.maps {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => return Err(format!("the maps of the matches are unknown: {e}")),
+            None => return Err("the maps of the matches are unknown".to_string()),
+        };
+        let mut games = Vec::with_capacity(self.games.len());
+        let mut units = Vec::with_capacity(self.games.len());
+        for (&n, g) in &self.games {
+            let Some(&map) = (n as usize)
+                .checked_sub(1)
+                .and_then(|i| maps.of_match.get(i))
+            else {
+                return Err(format!("match {n} is not in identity.json's schedule"));
+            };
+            games.push(GameResult {
+                size: g.size,
+                valid_for_scoring: g.valid,
+                names: g
+                    .seats
+                    .iter()
+                    .map(|&(i, _)| self.interned[i as usize].clone())
+                    .collect(),
+                ranks: g.seats.iter().map(|&(_, r)| r).collect(),
+                survival_points: Vec::new(),
+                kill_points: Vec::new(),
+                points: Vec::new(),
+                errors: Vec::new(),
+            });
+            units.push(map);
+        }
+        bootstrap::bootstrap(
+            &games,
+            &units,
+            &self.names,
+            &self.sizes,
+            &self.anchor,
+            BOOTSTRAP_RESAMPLES,
+            maps.seed,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// Recompute the bootstrap if results came in since the last one; unless `force`, only
+    /// when the last one is older than the refresh interval and 50 times its own cost (so it
+    /// takes at most 2% of the time).
+    /// A fresh successful one goes to the metrics gauges.
+    fn refresh_bootstrap(&mut self, force: bool) {
+        if let Some(b) = &self.boot {
+            if b.generation == self.generation {
+                return;
+            }
+            if !force && b.at.elapsed() < self.boot_refresh.max(b.took * 50) {
+                return;
+            }
+        }
+        let at = Instant::now();
+        let result = self.compute_bootstrap();
+        if let Ok(b) = &result {
+            crate::metrics::global().bootstrap(b);
+        }
+        self.boot = Some(Boot {
+            generation: self.generation,
+            games: self.games.len() as u64,
+            at,
+            took: at.elapsed(),
+            result,
+        });
+    }
+
+    /// The bootstrap on every result so far (computed now unless it already is), e.g. to
+    /// decide whether a ranking is settled. Needs the folder (for the maps) once.
+    pub fn bootstrap(&mut self, dir: &Path) -> Result<BootstrapFit, String> {
+        self.load_maps(dir);
+        self.refresh_bootstrap(true);
+        self.boot
+            .as_ref()
+            .map_or_else(|| Err("not computed".to_string()), |b| b.result.clone())
+    }
+
+    /// Record that the run stopped before its schedule ended: every view written afterwards
+    /// (汇总.md, bt.json) says why and how much was played.
+    pub fn set_stop(&mut self, note: StopNote) {
+        self.stop = Some(note);
     }
 
     /// Read (once) which bots were let play without compiling, from `dir`.
@@ -112,6 +338,9 @@ impl Live {
                     Ok(g) => {
                         self.tally.push(&g);
                         self.bt.push(&g);
+                        let scored = self.compact(&g);
+                        self.games.insert(row.number, scored);
+                        self.generation += 1;
                     }
                     Err(e) => tracing::error!("row {} not usable for ratings: {e}", row.number),
                 }
@@ -120,6 +349,26 @@ impl Live {
                 row.number,
                 row.failed.clone().unwrap_or_else(|| "unknown".to_string()),
             )),
+        }
+    }
+
+    /// A game as the bootstrap keeps it.
+    fn compact(&mut self, g: &GameResult) -> Scored {
+        let mut seats = Vec::with_capacity(g.names.len());
+        for (name, &rank) in g.names.iter().zip(&g.ranks) {
+            let i = match self.interned.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    self.interned.push(name.clone());
+                    self.interned.len() - 1
+                }
+            };
+            seats.push((i as u32, rank));
+        }
+        Scored {
+            size: g.size,
+            valid: g.valid_for_scoring,
+            seats,
         }
     }
 
@@ -133,17 +382,34 @@ impl Live {
         self.failed.len()
     }
 
-    /// bt.json: the reference's cold-start fit (same iterations as bt.py) plus intervals.
+    /// bt.json: the reference's cold-start fit (same iterations as bt.py) plus intervals,
+    /// then (when there is a fit) a `bootstrap` object with the bootstrap intervals (computed
+    /// now on every result; the maps come from the folder read by an earlier write).
     /// With bots that did not compile, a `did_not_compile` list of their names is added.
     pub fn bt_json(&mut self) -> Value {
         let mut v = match self.bt.fit_exact() {
             Ok(fit) => serde_json::to_value(&fit).unwrap_or(Value::Null),
             Err(e) => serde_json::json!({"unavailable": e.to_string()}),
         };
+        if let Some(obj) = v.as_object_mut().filter(|o| o.contains_key("ratings")) {
+            self.refresh_bootstrap(true);
+            let doc = match self.boot.as_ref().map(|b| &b.result) {
+                Some(Ok(b)) => bootstrap_json(b),
+                Some(Err(e)) => serde_json::json!({"unavailable": e}),
+                None => serde_json::json!({"unavailable": "not computed"}),
+            };
+            obj.insert("bootstrap".to_string(), doc);
+        }
         if let (Some(obj), false) = (v.as_object_mut(), self.not_compiled().is_empty()) {
             obj.insert(
                 "did_not_compile".to_string(),
                 serde_json::json!(self.not_compiled()),
+            );
+        }
+        if let (Some(obj), Some(stop)) = (v.as_object_mut(), &self.stop) {
+            obj.insert(
+                "stopped".to_string(),
+                serde_json::to_value(stop).unwrap_or(Value::Null),
             );
         }
         v
@@ -151,18 +417,29 @@ impl Live {
 
     fn report_text(&mut self) -> String {
         let fit = self.bt.fit();
-        let mut text = self.tally.render(Some(&fit));
+        let section = match (&fit, &self.boot) {
+            (Ok(_), Some(b)) => {
+                let done = self.games.len() as u64;
+                bootstrap_section(&b.result, (b.games < done).then_some((b.games, done)))
+            }
+            _ => String::new(),
+        };
+        let mut text = self.tally.render_with(Some(&fit), &section);
+        let mut notices = String::new();
         if !self.not_compiled().is_empty() {
-            let notice = format!(
+            notices.push_str(&format!(
                 "> **注意：本次以 --allow-compile-failures 运行。** 以下选手的源代码未能编译：{}。\
                  它们在自己参加的每一局第 0 回合即被淘汰（compile_failure），这些对局不计分；\
                  编译器输出见 compile_failures.json。\n\n",
                 self.not_compiled().join("、")
-            );
-            // Right below the title line, above every table.
-            let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
-            text.insert_str(at, &notice);
+            ));
         }
+        if let Some(stop) = &self.stop {
+            notices.push_str(&stop.markdown());
+        }
+        // Right below the title line, above every table.
+        let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
+        text.insert_str(at, &notices);
         if !self.failed.is_empty() {
             text.push_str("\n## 未完成的对局（基础设施故障，不计分）\n\n|对局|原因|\n|---:|---|\n");
             for (n, why) in &self.failed {
@@ -175,12 +452,16 @@ impl Live {
     /// Refresh 汇总.md (warm-started refit: cheap).
     pub fn write_report(&mut self, dir: &Path) -> Result<()> {
         self.load_not_compiled(dir)?;
+        self.load_maps(dir);
+        self.refresh_bootstrap(false);
         let text = self.report_text();
         write_view(&dir.join("汇总.md"), text.as_bytes())
     }
 
     /// Everything at the end of a run.
     pub fn write_final(&mut self, dir: &Path, timings: &Timings) -> Result<()> {
+        self.load_maps(dir);
+        self.refresh_bootstrap(true);
         self.write_report(dir)?;
         write_results_json(dir)?;
         let bt = self.bt_json();
@@ -208,17 +489,26 @@ impl Live {
         };
         let table = match self.bt.fit_exact() {
             Ok(fit) => {
+                // The bootstrap column only when it covers every result.
+                let boot = self
+                    .boot
+                    .as_ref()
+                    .filter(|b| b.generation == self.generation)
+                    .and_then(|b| b.result.as_ref().ok());
                 let mut out = format!(
-                    "Bradley-Terry ratings ({} valid games; anchor {} = 0; 95% interval):\n",
+                    "Bradley-Terry ratings ({} valid games; anchor {} = 0; 95% interval: Wald{}):\n",
                     valid.0 - valid.1,
-                    self.anchor
+                    self.anchor,
+                    if boot.is_some() { ", then paired map bootstrap" } else { "" }
                 );
+                let span = |[lo, hi]: [f64; 2]| format!("[{lo:8.1}, {hi:8.1}]");
                 for (name, r) in fit.ranked() {
-                    let ci = fit
-                        .interval(name)
-                        .map(|[lo, hi]| format!("[{lo:8.1}, {hi:8.1}]"))
+                    let ci = fit.interval(name).map(span).unwrap_or_default();
+                    let bs = boot
+                        .and_then(|b| b.interval(name))
+                        .map(|i| format!("  {}", span(i)))
                         .unwrap_or_default();
-                    out.push_str(&format!("  {name:<20} {r:9.1}  {ci}\n"));
+                    out.push_str(&format!("  {name:<20} {r:9.1}  {ci}{bs}\n"));
                 }
                 out
             }
@@ -226,6 +516,24 @@ impl Live {
         };
         notice + &table
     }
+}
+
+/// bt.json's `bootstrap` object.
+fn bootstrap_json(b: &BootstrapFit) -> Value {
+    let ci: serde_json::Map<String, Value> = b
+        .intervals
+        .iter()
+        .map(|(name, i)| (name.clone(), serde_json::json!(i)))
+        .collect();
+    serde_json::json!({
+        "ci95": ci,
+        "method": bootstrap::METHOD,
+        "unit": BOOTSTRAP_UNIT,
+        "units": b.units,
+        "resamples": b.resamples,
+        "fitted": b.fitted,
+        "seed": b.seed,
+    })
 }
 
 /// results.json as the reference writes it (a list of {match, size, result}), from the log.
@@ -242,3 +550,6 @@ pub fn write_results_json(dir: &Path) -> Result<()> {
     let text = serde_json::to_string_pretty(&rows).context("encoding results.json")? + "\n";
     write_atomic(&dir.join("results.json"), text.as_bytes())
 }
+
+#[cfg(test)]
+mod tests;
