@@ -116,7 +116,8 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
     );
     let r = read_json(&banked);
     assert_eq!(faults(&r, 0), vec![], "the bank covered every slow turn");
-    assert_eq!(r["result"]["death_turns"][0], -1, "{}", r["result"]);
+    assert_eq!(r["result"]["errors"][0], 0);
+    assert!(r["result"]["turns"].as_u64().unwrap() > 3, "it played on past the slow turns");
     let clock = &r["clock"];
     assert_eq!((clock["turn_ms"].as_u64(), clock["bank_ms"].as_u64()), (Some(1000), Some(10000)));
     let lag_turns = clock["turns"][0].as_array().unwrap();
