@@ -117,9 +117,15 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
     let r = read_json(&banked);
     assert_eq!(faults(&r, 0), vec![], "the bank covered every slow turn");
     assert_eq!(r["result"]["errors"][0], 0);
-    assert!(r["result"]["turns"].as_u64().unwrap() > 3, "it played on past the slow turns");
+    assert!(
+        r["result"]["turns"].as_u64().unwrap() > 3,
+        "it played on past the slow turns"
+    );
     let clock = &r["clock"];
-    assert_eq!((clock["turn_ms"].as_u64(), clock["bank_ms"].as_u64()), (Some(1000), Some(10000)));
+    assert_eq!(
+        (clock["turn_ms"].as_u64(), clock["bank_ms"].as_u64()),
+        (Some(1000), Some(10000))
+    );
     let lag_turns = clock["turns"][0].as_array().unwrap();
     let bank_after = |t: u64| {
         lag_turns.iter().find(|c| c["t"] == t).unwrap()["bank_us"]
@@ -136,11 +142,15 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
     assert!(quick.iter().all(|c| c["bank_us"] == 10_000_000));
     let (code, out, err) = verify(&banked);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("OK") && out.contains("time bank: 10000 ms"), "{out}");
-    let (code, out, err) = run(farm()
-        .arg("inspect")
-        .arg(&banked)
-        .args(["--turn", "2", "--context", "0"]));
+    assert!(
+        out.contains("OK") && out.contains("time bank: 10000 ms"),
+        "{out}"
+    );
+    let (code, out, err) =
+        run(farm()
+            .arg("inspect")
+            .arg(&banked)
+            .args(["--turn", "2", "--context", "0"]));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ms left]"), "inspect shows the bank: {out}");
 
@@ -149,11 +159,17 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
     let r = read_json(&plain);
     let f = faults(&r, 0);
     assert_eq!(
-        f.iter().map(|(k, t, _)| (k.as_str(), *t)).collect::<Vec<_>>(),
+        f.iter()
+            .map(|(k, t, _)| (k.as_str(), *t))
+            .collect::<Vec<_>>(),
         vec![("timeout", 1)]
     );
     assert!(f[0].2.contains("within 1000 ms"), "{}", f[0].2);
-    assert!(r.get("clock").is_none(), "no bank, no clock record: {}", r["clock"]);
+    assert!(
+        r.get("clock").is_none(),
+        "no bank, no clock record: {}",
+        r["clock"]
+    );
     let (code, _, err) = verify(&plain);
     assert_eq!(code, 0, "{err}");
 
@@ -195,14 +211,19 @@ fn a_bot_out_of_bank_times_out_on_the_turn_it_runs_out() {
     let r = read_json(&path);
     let f = faults(&r, 0);
     assert_eq!(
-        f.iter().map(|(k, t, _)| (k.as_str(), *t)).collect::<Vec<_>>(),
+        f.iter()
+            .map(|(k, t, _)| (k.as_str(), *t))
+            .collect::<Vec<_>>(),
         vec![("timeout", 3)],
         "{f:?}"
     );
     assert!(f[0].2.contains("time bank"), "{}", f[0].2);
     let turns = r["clock"]["turns"][0].as_array().unwrap();
     let last = turns.last().unwrap();
-    assert_eq!((last["t"].as_u64(), last["bank_us"].as_u64()), (Some(3), Some(0)));
+    assert_eq!(
+        (last["t"].as_u64(), last["bank_us"].as_u64()),
+        (Some(3), Some(0))
+    );
     let (code, _, err) = verify(&path);
     assert_eq!(code, 0, "{err}");
 
@@ -277,7 +298,10 @@ fn a_non_default_clock_is_part_of_the_run_identity() {
     let (code, _, err) = run(farm().args(args(&out, &["--time-bank-ms", "5000"])));
     assert_eq!(code, 0, "{err}");
     let id = read_json(&out.join("identity.json"));
-    assert_eq!(id["scoring_code"]["clock"], "turn_ms=1000 time_bank_ms=5000");
+    assert_eq!(
+        id["scoring_code"]["clock"],
+        "turn_ms=1000 time_bank_ms=5000"
+    );
 
     // A resume with another bank, or another turn limit, is refused and says what changed.
     for extra in [
@@ -328,8 +352,8 @@ fn on_the_cluster_the_turn_limit_travels_in_the_job() {
         return;
     }
     // The cluster tests' lock: one scenario at a time on the shared broker and Redis.
-    let lock = std::fs::File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock"))
-        .unwrap();
+    let lock =
+        std::fs::File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor we own; released when the file is closed.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
@@ -343,7 +367,9 @@ fn on_the_cluster_the_turn_limit_travels_in_the_job() {
         .args(["run", "--bots"])
         .arg(format!("Lag={}", lag.display()))
         .arg("Quick=bots/test/answer.cpp")
-        .args(["--anchor", "Quick", "--sizes", "2", "--seeds", "1", "--seed", "9"])
+        .args([
+            "--anchor", "Quick", "--sizes", "2", "--seeds", "1", "--seed", "9",
+        ])
         .args(["--workers", "1", "--turn-ms", "1000", "--broker"])
         .arg(cluster_support::BROKER)
         .arg("--redis")
@@ -372,7 +398,9 @@ fn on_the_cluster_the_turn_limit_travels_in_the_job() {
             .unwrap();
         let f: Vec<(String, u64, String)> = faults(&serde_json::json!({ "result": r }), seat);
         assert_eq!(
-            f.iter().map(|(k, t, _)| (k.as_str(), *t)).collect::<Vec<_>>(),
+            f.iter()
+                .map(|(k, t, _)| (k.as_str(), *t))
+                .collect::<Vec<_>>(),
             vec![("timeout", 2)],
             "the job's 1000 ms limit let turn 1 pass and cut turn 2: {f:?}"
         );

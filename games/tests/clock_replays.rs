@@ -80,7 +80,10 @@ fn clock_error(json: &str) -> String {
 #[test]
 fn a_banked_match_verifies_with_its_clock() {
     let rp = banked(Some(CLOCK), 2);
-    assert!(rp.result.faults[1].is_empty(), "the bank covered turns 1 and 2");
+    assert!(
+        rp.result.faults[1].is_empty(),
+        "the bank covered turns 1 and 2"
+    );
     let c = rp.clock.as_ref().unwrap();
     assert_eq!(c.turns[1][2].bank_us, 400_000);
     assert_eq!(verify(&rp.to_json()).unwrap(), rp);
@@ -100,12 +103,18 @@ fn every_misstated_clock_is_rejected_by_name() {
     let e = clock_error(&doctor(&rp, |v| {
         v["clock"]["turns"][1][2]["used_us"] = 2_000_000.into()
     }));
-    assert!(e.contains("turn 2") && e.contains("should have timed out"), "{e}");
+    assert!(
+        e.contains("turn 2") && e.contains("should have timed out"),
+        "{e}"
+    );
     // A doctored balance.
     let e = clock_error(&doctor(&rp, |v| {
         v["clock"]["turns"][1][1]["bank_us"] = 1_000_000.into()
     }));
-    assert!(e.contains("turn 1") && e.contains("recorded as 1000000"), "{e}");
+    assert!(
+        e.contains("turn 1") && e.contains("recorded as 1000000"),
+        "{e}"
+    );
     // A bigger bank than the match had makes the balances wrong.
     let e = clock_error(&doctor(&rp, |v| v["clock"]["bank_ms"] = 5000.into()));
     assert!(e.contains("time bank is recorded as"), "{e}");
@@ -114,7 +123,10 @@ fn every_misstated_clock_is_rejected_by_name() {
     let e = clock_error(&doctor(&rp, |v| {
         v["clock"]["turns"][0].as_array_mut().unwrap().remove(1);
     }));
-    assert!(e.contains("turn 1: player 0") && e.contains("no entry"), "{e}");
+    assert!(
+        e.contains("turn 1: player 0") && e.contains("no entry"),
+        "{e}"
+    );
     // An entry for a player that was not asked (turn past the end).
     let e = clock_error(&doctor(&rp, |v| {
         v["clock"]["turns"][0]

@@ -251,9 +251,15 @@ mod tests {
         assert_eq!(b.allowance_us(100_000), 600_000);
         assert_eq!(b.charge(100_000, 99_999), Charge::Within);
         assert_eq!(b.charge(100_000, 100_000), Charge::Within);
-        assert_eq!(b.charge(100_000, 300_000), Charge::Drew { drawn_us: 200_000 });
+        assert_eq!(
+            b.charge(100_000, 300_000),
+            Charge::Drew { drawn_us: 200_000 }
+        );
         assert_eq!(b.left_us(), 300_000);
-        assert_eq!(b.charge(100_000, 399_999), Charge::Drew { drawn_us: 299_999 });
+        assert_eq!(
+            b.charge(100_000, 399_999),
+            Charge::Drew { drawn_us: 299_999 }
+        );
         assert_eq!(b.left_us(), 1);
         // Exactly the allowance is a timeout, as the worker's deadline is.
         assert_eq!(b.charge(100_000, 100_001), Charge::Exhausted);
@@ -299,7 +305,10 @@ mod tests {
         // An answer recorded on a turn that exhausted the bank.
         let over = record(&[(0, 10_000), (1, 300_000), (2, 400_000)]);
         let e = check(&SPEC, 1, &over, |_| Answered::Action).unwrap_err();
-        assert!(e.contains("turn 2") && e.contains("should have timed out"), "{e}");
+        assert!(
+            e.contains("turn 2") && e.contains("should have timed out"),
+            "{e}"
+        );
         check(&SPEC, 1, &over, |t| {
             if t == 2 {
                 Answered::Timeout

@@ -172,7 +172,11 @@ impl Bot {
             }
             if charged >= deadline || elapsed >= hard_cap {
                 // At the wall-time cap the wall time is what the turn cost.
-                *charge = Some(if charged >= deadline { charged } else { elapsed });
+                *charge = Some(if charged >= deadline {
+                    charged
+                } else {
+                    elapsed
+                });
                 self.drain_stderr(turn)?;
                 let forks_refused = self
                     .proc_
