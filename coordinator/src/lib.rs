@@ -2,6 +2,7 @@
 //! checkpointing, live ratings and metrics. Effectful shell around the pure `shared` and `games`.
 
 pub mod botprep;
+pub mod clock;
 pub mod cluster;
 pub mod cmd;
 pub mod fsio;

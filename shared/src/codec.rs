@@ -6,8 +6,9 @@ use hmac::{Hmac, Mac};
 use serde::{de::DeserializeOwned, Serialize};
 use sha2::Sha256;
 
-/// The current wire format: version byte 1 = bincode 2 standard config + HMAC-SHA256 trailer.
-pub const WIRE_VERSION: u8 = 2;
+/// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
+/// of this build (3: jobs may carry a bomberman clock, `JobExtra::Bomberman`).
+pub const WIRE_VERSION: u8 = 3;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -109,6 +110,26 @@ mod tests {
             }],
             extra: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_bomberman_clock_travels_in_the_job() {
+        let key = FarmKey::new(b"secret".to_vec());
+        let mut j = job();
+        j.extra = crate::msg::JobExtra::Bomberman(crate::msg::BombermanJob {
+            turn_ms: 1000,
+            time_bank_ms: 7000,
+        });
+        let bytes = encode(&j, &key).unwrap();
+        assert_eq!(bytes[0], WIRE_VERSION);
+        assert_eq!(decode::<Job>(&bytes, &key).unwrap(), j);
+        // A message of the previous wire version is refused with a clear error.
+        let mut old = bytes.clone();
+        old[0] = 2;
+        assert_eq!(
+            decode::<Job>(&old, &key),
+            Err(CodecError::Version { found: 2 })
+        );
     }
 
     #[test]

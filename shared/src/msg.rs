@@ -56,13 +56,27 @@ pub struct Job {
     pub extra: JobExtra,
 }
 
-/// Game-specific parts of a job (bomberman and qianwang need none).
+/// Game-specific parts of a job (qianwang needs none; a bomberman job without its part plays
+/// under the rules' clock).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum JobExtra {
     #[default]
     None,
     /// One game of a proboj games.json, with the files its commands need.
     Proboj(Box<ProbojJob>),
+    /// A bomberman match's clock, as the tournament set it.
+    Bomberman(BombermanJob),
+}
+
+/// The clock a bomberman match is played under: it travels in the job so that every worker
+/// plays a tournament's matches alike, whatever its own environment says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BombermanJob {
+    /// Answer limit of every turn after turn 0, milliseconds (turn 0 gets at least the rules'
+    /// start-up allowance).
+    pub turn_ms: u64,
+    /// Each bot's time bank for the match, milliseconds (0: none).
+    pub time_bank_ms: u64,
 }
 
 /// One proboj game for a remote worker: the runner's config and the game's entry (both as the

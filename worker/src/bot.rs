@@ -97,6 +97,8 @@ pub struct Bot {
     oom_kills_at_start: Option<u64>,
     /// Set when the bot's end was the host's doing (see `classify`): not a fault of the bot.
     host_failure: Option<String>,
+    /// Time charged for the last exchange (see [`Bot::last_charge`]).
+    last_charge: Duration,
 }
 
 impl Bot {
@@ -157,6 +159,7 @@ impl Bot {
             pending: Vec::new(),
             oom_kills_at_start: classify::host_oom_kills(),
             host_failure: None,
+            last_charge: Duration::ZERO,
         };
         if let Some(pid) = bot_pid {
             wait_until_blocked(pid, cfg.startup_grace);
@@ -187,6 +190,14 @@ impl Bot {
         self.host_failure.as_deref()
     }
 
+    /// The time charged to the bot for its last exchange, as its deadline counts it: wall
+    /// time less run-queue waits (never less than its CPU time) once the turn passes its limit,
+    /// plain wall time before that. An answer is charged less than its deadline; a timeout at
+    /// least the deadline (at the wall-time cap, the wall time).
+    pub fn last_charge(&self) -> Duration {
+        self.last_charge
+    }
+
     /// Timing so far.
     pub fn timing(&self) -> &BotTiming {
         &self.timing
@@ -200,10 +211,24 @@ impl Bot {
         input: &[u8],
         deadline: Duration,
     ) -> Result<Vec<u8>, Fault> {
+        self.exchange_within(turn, input, deadline, deadline)
+    }
+
+    /// [`Bot::exchange`] for a turn whose limit is `limit` but which may run on to `deadline`
+    /// (a time bank covers the rest): the bot times out only at `deadline`, and the time it is
+    /// charged ([`Bot::last_charge`]) is measured on the fair clock once the turn passes `limit`.
+    pub fn exchange_within(
+        &mut self,
+        turn: u32,
+        input: &[u8],
+        limit: Duration,
+        deadline: Duration,
+    ) -> Result<Vec<u8>, Fault> {
+        self.last_charge = Duration::ZERO;
         if let Some(f) = &self.fault {
             return Err(Fault { turn, ..f.clone() });
         }
-        let result = self.exchange_inner(turn, input, deadline);
+        let result = self.exchange_inner(turn, input, limit.min(deadline), deadline);
         if let Err(f) = &result {
             self.fault = Some(f.clone());
             if let Some(p) = &self.proc_ {

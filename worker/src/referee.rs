@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use games::bomberman::replay::{MapSource, MatchMeta, Recorder, Replay, TurnInput};
-use games::bomberman::{self as bm, Game, Input, Map, Params};
+use games::bomberman::{self as bm, Bank, Charge, ClockSpec, Game, Input, Map, Params};
 use shared::{Fault, FaultKind};
 
 use crate::bot::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
@@ -26,33 +26,59 @@ pub struct Deadlines {
 
 impl Default for Deadlines {
     fn default() -> Self {
+        Deadlines::of(&ClockSpec::default())
+    }
+}
+
+impl Deadlines {
+    /// The per-turn limits of a match clock (the rules' by default; a tournament may ask for a
+    /// longer per-turn one, which travels in its jobs).
+    pub fn of(clock: &ClockSpec) -> Deadlines {
         Deadlines {
-            first: Duration::from_millis(2000),
-            turn: Duration::from_millis(50),
+            first: Duration::from_millis(clock.first_ms()),
+            turn: Duration::from_millis(clock.turn_ms),
+        }
+    }
+
+    fn of_turn(&self, t: u32) -> Duration {
+        if t == 0 {
+            self.first
+        } else {
+            self.turn
         }
     }
 }
 
-/// Environment variable that lengthens the per-turn deadline (milliseconds) for calibration and
-/// for test suites on overloaded machines. Never set it for a real tournament: the rules say 50.
-pub const TURN_MS_ENV: &str = "FARM_TURN_MS";
-
-impl Deadlines {
-    /// The rules' deadlines, unless [`TURN_MS_ENV`] asks for a longer per-turn one.
-    pub fn from_env() -> Deadlines {
-        let mut d = Deadlines::default();
-        if let Some(ms) = std::env::var(TURN_MS_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|&ms| ms > 0)
-        {
-            tracing::warn!(
-                "{TURN_MS_ENV}={ms}: per-turn deadline is {ms} ms, not the rules' 50 ms"
-            );
-            d.turn = Duration::from_millis(ms);
-            d.first = d.first.max(d.turn);
+/// One exchange whose excess over `limit` the bot's bank pays: the bot may run on to its limit
+/// plus what the bank holds; the charge is recorded (the replay's clock) and a timeout says
+/// that the bank is spent.
+fn banked_exchange(
+    bot: &mut Bot,
+    bank: &mut Bank,
+    recorder: &mut Recorder,
+    p: usize,
+    t: u32,
+    input: &[u8],
+    limit: Duration,
+) -> Result<Vec<u8>, Fault> {
+    let limit_us = limit.as_micros() as u64;
+    let before = bank.left_us();
+    let allowance = Duration::from_micros(bank.allowance_us(limit_us));
+    let answer = bot.exchange_within(t, input, limit, allowance);
+    let used_us = bot.last_charge().as_micros() as u64;
+    let charge = bank.charge(limit_us, used_us);
+    recorder.record_time(p, t, used_us, bank.left_us());
+    match answer {
+        Err(mut f) if f.kind == FaultKind::Timeout => {
+            debug_assert_eq!(charge, Charge::Exhausted);
+            f.detail.push_str(&format!(
+                "; its {} ms turn limit plus the {:.1} ms left in its time bank",
+                limit.as_millis(),
+                before as f64 / 1000.0
+            ));
+            Err(f)
         }
-        d
+        other => other,
     }
 }
 
@@ -105,22 +131,46 @@ impl RefereeError {
     }
 }
 
-/// Play one match to the end and return its replay (result included). Bots that fail to start,
-/// time out, crash or misbehave are eliminated per the rules; the match goes on without them.
+/// Play one match to the end under the rules' clock and return its replay (result included).
+/// Bots that fail to start, time out, crash or misbehave are eliminated per the rules; the
+/// match goes on without them.
 pub fn play(
     spec: MatchSpec,
     cfg: &SandboxConfig,
     tokens: &CoreTokens,
 ) -> Result<Replay, RefereeError> {
-    play_with(spec, cfg, tokens, Deadlines::from_env())
+    play_clocked(spec, cfg, tokens, ClockSpec::default())
 }
 
-/// [`play`] with explicit deadlines (tests use long ones to stay deterministic under load).
+/// [`play`] under a given clock: its per-turn limit and, when `clock.bank_ms > 0`, a time bank
+/// per bot that pays for turns past the limit (recorded in the replay, which `verify` checks).
+pub fn play_clocked(
+    spec: MatchSpec,
+    cfg: &SandboxConfig,
+    tokens: &CoreTokens,
+    clock: ClockSpec,
+) -> Result<Replay, RefereeError> {
+    let bank = (clock.bank_ms > 0).then_some(clock);
+    run(spec, cfg, tokens, Deadlines::of(&clock), bank)
+}
+
+/// [`play`] with explicit deadlines and no time bank (tests use long ones to stay
+/// deterministic under load).
 pub fn play_with(
     spec: MatchSpec,
     cfg: &SandboxConfig,
     tokens: &CoreTokens,
     deadlines: Deadlines,
+) -> Result<Replay, RefereeError> {
+    run(spec, cfg, tokens, deadlines, None)
+}
+
+fn run(
+    spec: MatchSpec,
+    cfg: &SandboxConfig,
+    tokens: &CoreTokens,
+    deadlines: Deadlines,
+    bank: Option<ClockSpec>,
 ) -> Result<Replay, RefereeError> {
     let n = spec.seats.len();
     let mut params = Params::for_players(n)?;
@@ -156,6 +206,10 @@ pub fn play_with(
         params,
         &map,
     );
+    if let Some(clock) = &bank {
+        recorder.set_clock(*clock);
+    }
+    let mut banks: Vec<Option<Bank>> = (0..n).map(|_| bank.as_ref().map(Bank::new)).collect();
 
     // Start every bot before the first turn; start-up time is nobody's turn time.
     let mut bots: Vec<Option<Bot>> = Vec::with_capacity(n);
@@ -215,14 +269,18 @@ pub fn play_with(
                 recorded.push(TurnInput::NotAsked);
                 continue;
             };
-            let (payload, deadline) = if t == 0 {
+            let payload = if t == 0 {
                 let mut s = game.init_line(p);
                 s.push_str(&text);
-                (std::borrow::Cow::Owned(s), deadlines.first)
+                std::borrow::Cow::Owned(s)
             } else {
-                (std::borrow::Cow::Borrowed(text.as_str()), deadlines.turn)
+                std::borrow::Cow::Borrowed(text.as_str())
             };
-            let answer = bot.exchange(t, payload.as_bytes(), deadline);
+            let limit = deadlines.of_turn(t);
+            let answer = match banks[p].as_mut() {
+                None => bot.exchange(t, payload.as_bytes(), limit),
+                Some(b) => banked_exchange(bot, b, &mut recorder, p, t, payload.as_bytes(), limit),
+            };
             let verdict = answer.and_then(|line| {
                 bm::parse_answer(&line, t).map_err(|e| Fault {
                     kind: FaultKind::BadOutput,

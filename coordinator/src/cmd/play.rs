@@ -33,6 +33,8 @@ pub struct PlayArgs {
     pub map: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: botprep::SandboxArgs,
+    #[command(flatten)]
+    pub clock: crate::clock::ClockArgs,
 }
 
 pub fn run(args: PlayArgs) -> Result<ExitCode> {
@@ -78,7 +80,9 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
         seats,
         map,
     };
-    let replay = referee::play(spec, prep.sandbox(), prep.tokens()).context("playing the match")?;
+    args.clock.warn_if_not_rules();
+    let replay = referee::play_clocked(spec, prep.sandbox(), prep.tokens(), args.clock.spec())
+        .context("playing the match")?;
     save_replay(&replay, &json_path, &html_path)?;
     print!("{}", result_table(&replay));
     println!("replay: {}", json_path.display());

@@ -100,7 +100,7 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
-            extra: Default::default(),
+            extra: args.clock.job_extra(), // the clock travels in the job
         }
     };
     let window = plan.workers * 2;

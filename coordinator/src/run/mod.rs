@@ -100,6 +100,8 @@ pub struct RunArgs {
     pub key_file: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub clock: crate::clock::ClockArgs,
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {

@@ -196,6 +196,10 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         let names: Vec<&str> = not_compiled.iter().map(|n| n.name.as_str()).collect();
         scoring.insert(DID_NOT_COMPILE.to_string(), serde_json::to_string(&names)?);
     }
+    if let Some((k, v)) = args.clock.identity_entry() {
+        args.clock.warn_if_not_rules();
+        scoring.insert(k, v); // only a non-default clock: parity and old identities unchanged
+    }
     let roster_pairs: Vec<(String, String)> = entries
         .iter()
         .map(|e| (e.name.clone(), e.program.to_string_lossy().to_string()))

@@ -1,7 +1,8 @@
 //! Bomberman (rules v0.5-public-state): parameters, maps, the turn state machine, the bot text
-//! protocol, exact scoring, and replays with their verification, viewer data and text inspection.
+//! protocol, exact scoring, the match clock (turn limits, optional time bank), and replays with their verification, viewer data and text inspection.
 
 pub mod action;
+pub mod clock;
 pub mod events;
 mod explosion;
 pub mod game;
@@ -18,6 +19,7 @@ pub mod text;
 pub mod viewer;
 
 pub use action::{parse_answer, Action, AnswerError, Input, Move, MAX_ANSWER_BYTES};
+pub use clock::{Bank, Charge, ClockRecord, ClockSpec, ClockTurn};
 pub use events::{BombFailure, DeathCause, Event};
 pub use game::{Bomb, FlameSource, Game, GameError};
 pub use map::{parse_map, Map, MapError, Tile};

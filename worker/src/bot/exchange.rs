@@ -4,7 +4,9 @@
 //! The deadline clock counts wall time from the first byte sent to the complete line, minus the
 //! time the bot's main thread was runnable but waiting for a core (its run-queue wait from
 //! `/proc/<pid>/schedstat`), so load from other processes on the host does not eat a bot's
-//! budget. A turn never lasts more than `max_wall_factor` deadlines of plain wall time.
+//! budget. A turn never lasts more than `max_wall_factor` deadlines of plain wall time. The
+//! time charged for the turn (what a time bank pays for past the turn's limit) is measured the
+//! same way and kept for the referee.
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
@@ -52,6 +54,17 @@ impl Waits {
     }
 }
 
+/// The clocks of one turn, as the loop reads them.
+struct TurnClocks<'a> {
+    t0: Instant,
+    cpu0: u64,
+    waits: &'a Waits,
+    /// The turn's own limit (past it, a time bank pays).
+    limit: Duration,
+    /// When the bot times out (the limit plus what its bank holds).
+    deadline: Duration,
+}
+
 enum Read {
     Data,
     Nothing,
@@ -63,6 +76,7 @@ impl Bot {
         &mut self,
         turn: u32,
         input: &[u8],
+        limit: Duration,
         deadline: Duration,
     ) -> Result<Vec<u8>, Fault> {
         let token = self.tokens.acquire();
@@ -89,9 +103,18 @@ impl Bot {
         let t0 = Instant::now();
         let cpu0 = self.cpu_ns();
         let waits = Waits::start(self);
-        let result = self.turn_loop(turn, input, deadline, t0, cpu0, &waits);
+        let mut charge = None;
+        let clocks = TurnClocks {
+            t0,
+            cpu0,
+            waits: &waits,
+            limit,
+            deadline,
+        };
+        let result = self.turn_loop(turn, input, &clocks, &mut charge);
         self.pause();
         let wall = t0.elapsed();
+        self.last_charge = charge.unwrap_or(wall);
         let waited_ns = waits.since(self);
         let cpu_ns = self.cpu_ns().saturating_sub(cpu0);
         self.timing.record(TurnTiming {
@@ -105,15 +128,28 @@ impl Bot {
         result
     }
 
+    /// The time charged for an answer that arrived `elapsed` into the turn: plain wall time
+    /// within the limit, the fair measure past it, and always less than the deadline (the
+    /// answer was in time at the loop's last check; the microseconds until it was read are not
+    /// charged past the deadline).
+    fn answer_charge(&self, elapsed: Duration, c: &TurnClocks) -> Duration {
+        let mut charged = elapsed;
+        if elapsed >= c.limit && self.cfg.fair_clock {
+            let waited = Duration::from_nanos(c.waits.since(self));
+            let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(c.cpu0));
+            charged = elapsed.saturating_sub(waited).max(cpu).min(elapsed);
+        }
+        charged.min(c.deadline.saturating_sub(Duration::from_micros(1)))
+    }
+
     fn turn_loop(
         &mut self,
         turn: u32,
         input: &[u8],
-        deadline: Duration,
-        t0: Instant,
-        cpu0: u64,
-        waits: &Waits,
+        c: &TurnClocks,
+        charge: &mut Option<Duration>,
     ) -> Result<Vec<u8>, Fault> {
+        let (deadline, t0, cpu0, waits) = (c.deadline, c.t0, c.cpu0, c.waits);
         let fault = |kind, detail: String| Fault { kind, turn, detail };
         let hard_cap = deadline * self.cfg.max_wall_factor.max(1);
         let mut written = 0usize;
@@ -135,6 +171,12 @@ impl Bot {
                 charged = elapsed.saturating_sub(waited).max(cpu);
             }
             if charged >= deadline || elapsed >= hard_cap {
+                // At the wall-time cap the wall time is what the turn cost.
+                *charge = Some(if charged >= deadline {
+                    charged
+                } else {
+                    elapsed
+                });
                 self.drain_stderr(turn)?;
                 let forks_refused = self
                     .proc_
@@ -205,6 +247,7 @@ impl Bot {
                     Read::Nothing => {}
                     Read::Data => {
                         if let Some(line) = self.take_line(turn)? {
+                            *charge = Some(self.answer_charge(t0.elapsed(), c));
                             return Ok(line);
                         }
                     }

@@ -1,14 +1,34 @@
 //! A bomberman match as a farm job: resolve each seat's program by hash, compile sources through
-//! the cache (a compile failure is that bot's fault, not the job's), play under the referee,
-//! verify the replay before it leaves the worker.
+//! the cache (a compile failure is that bot's fault, not the job's), play under the referee with
+//! the clock the job carries, verify the replay before it leaves the worker.
 
 use games::bomberman as bm;
-use shared::msg::{Job, JobFailure};
+use shared::msg::{Job, JobExtra, JobFailure};
 use shared::{Fault, FaultKind};
 
 use super::{Artifacts, JobRunner};
 use crate::bot::BotCommand;
 use crate::referee::{self, MapChoice, MatchSpec, Seat};
+
+/// The clock the job asks for: its own (the tournament's turn limit and time bank), or the
+/// rules' when it carries none. Never this host's environment: every worker plays alike.
+fn clock_of(job: &Job) -> Result<bm::ClockSpec, JobFailure> {
+    match &job.extra {
+        JobExtra::None => Ok(bm::ClockSpec::default()),
+        JobExtra::Bomberman(b) if b.turn_ms > 0 => Ok(bm::ClockSpec {
+            turn_ms: b.turn_ms,
+            bank_ms: b.time_bank_ms,
+        }),
+        JobExtra::Bomberman(_) => Err(JobFailure::Unsupported(format!(
+            "job {} asks for a turn limit of 0 ms",
+            job.number
+        ))),
+        JobExtra::Proboj(_) => Err(JobFailure::Unsupported(format!(
+            "job {} is a bomberman match with a proboj game's part",
+            job.number
+        ))),
+    }
+}
 
 /// Play `job` (a bomberman match) and return its verified replay (JSON).
 pub(super) fn play(
@@ -64,7 +84,7 @@ pub(super) fn play(
         seats,
         map: MapChoice::Generated,
     };
-    let replay = referee::play(spec, &runner.sandbox, &runner.tokens)
+    let replay = referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock_of(job)?)
         .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     let json = replay.to_json();
     // Never send a replay that does not re-simulate to itself.

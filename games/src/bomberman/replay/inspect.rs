@@ -1,6 +1,6 @@
 //! `farm inspect`: a text view of turns T-K..T+K of a replay: the full board with players, bombs
-//! and flames drawn, player, bomb, flame and status lines, and each turn's answers, faults and
-//! events.
+//! and flames drawn, player, bomb, flame and status lines, and each turn's answers (with the
+//! time charged and the bank left, when the match had a time bank), faults and events.
 
 use std::fmt::Write;
 
@@ -180,7 +180,19 @@ pub fn inspect(replay: &Replay, turn: u32, context: u32) -> Result<String, Inspe
                 (None, Some(a)) => a.clone(),
                 (None, None) => "- (not asked: dead)".into(),
             };
-            let _ = writeln!(out, "  P{p}: {what}");
+            let clock = replay
+                .clock
+                .as_ref()
+                .and_then(|c| c.turns.get(p)?.iter().find(|ct| ct.t as usize == i))
+                .map(|ct| {
+                    format!(
+                        " [{:.1} ms, bank {:.1} ms left]",
+                        ct.used_us as f64 / 1000.0,
+                        ct.bank_us as f64 / 1000.0
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(out, "  P{p}: {what}{clock}");
         }
         events.clear();
         game.step_with_events(&inputs, &mut events);

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use shared::{Fault, FaultKind};
 
 use super::action::{Action, Input};
+use super::clock::{ClockRecord, ClockSpec, ClockTurn};
 use super::game::Game;
 use super::map::Map;
 use super::params::Params;
@@ -121,6 +122,10 @@ pub struct Replay {
     pub map: ReplayMap,
     pub turns: Vec<TurnRecord>,
     pub stderr_tails: Vec<String>,
+    /// The clock, when the match had a time bank: its limits and every bot-turn's charged time
+    /// and bank left (absent without a bank, so such replays are as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRecord>,
     pub result: MatchResult,
     /// sha256 (hex) of the canonical JSON of everything above.
     #[serde(default)]
@@ -179,6 +184,7 @@ pub struct Recorder {
     map: ReplayMap,
     turns: Vec<TurnRecord>,
     faults: Vec<Vec<Fault>>,
+    clock: Option<ClockRecord>,
 }
 
 impl Recorder {
@@ -190,6 +196,24 @@ impl Recorder {
             params,
             turns: Vec::new(),
             faults: vec![Vec::new(); n],
+            clock: None,
+        }
+    }
+
+    /// Record the clock of this match. Only a match with a time bank keeps a clock record;
+    /// without one the replay is exactly as it always was.
+    pub fn set_clock(&mut self, spec: ClockSpec) {
+        self.clock = (spec.bank_ms > 0).then(|| ClockRecord::new(spec, self.params.players));
+    }
+
+    /// Record what turn `turn` charged `player` and its bank after it (no-op without a bank).
+    pub fn record_time(&mut self, player: usize, turn: u32, used_us: u64, bank_us: u64) {
+        if let Some(list) = self.clock.as_mut().and_then(|c| c.turns.get_mut(player)) {
+            list.push(ClockTurn {
+                t: turn,
+                used_us,
+                bank_us,
+            });
         }
     }
 
@@ -246,6 +270,7 @@ impl Recorder {
             map: self.map,
             turns: self.turns,
             stderr_tails,
+            clock: self.clock,
             result,
             digest: String::new(),
         };

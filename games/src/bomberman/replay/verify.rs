@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use super::{build_result, content_digest_of, MapSource, Replay, TurnRecord, REPLAY_FORMAT};
 use crate::bomberman::action::{Action, Input};
+use crate::bomberman::clock::{self, Answered};
 use crate::bomberman::game::Game;
 use crate::bomberman::map::Map;
 use crate::bomberman::mapgen::generate_map;
@@ -73,6 +74,8 @@ pub enum VerifyError {
         stored: String,
         computed: String,
     },
+    #[error("the time bank does not add up: {reason}")]
+    Clock { reason: String },
     #[error("content digest mismatch: the replay says {stored}, its content hashes to {computed}")]
     DigestMismatch { stored: String, computed: String },
 }
@@ -121,6 +124,7 @@ pub fn verify(json: &str) -> Result<Replay, VerifyError> {
     let (map, params) = check_setup(&replay)?;
     let game = resimulate(&replay, &map, params)?;
     check_result(&replay, &game)?;
+    check_clock(&replay)?;
     if computed != replay.digest {
         return Err(VerifyError::DigestMismatch {
             stored: replay.digest.clone(),
@@ -128,6 +132,54 @@ pub fn verify(json: &str) -> Result<Replay, VerifyError> {
         });
     }
     Ok(replay)
+}
+
+/// With a time bank: re-run every bot's bank over its recorded turns; a timeout the bank
+/// covered, an answer the bank could not cover, a doctored balance or a missing entry fails.
+fn check_clock(r: &Replay) -> Result<(), VerifyError> {
+    let Some(c) = &r.clock else { return Ok(()) };
+    let bad = |reason: String| Err(VerifyError::Clock { reason });
+    if c.turns.len() != r.players {
+        return bad(format!(
+            "the clock lists {} players but the match has {}",
+            c.turns.len(),
+            r.players
+        ));
+    }
+    if c.bank_ms == 0 || c.turn_ms == 0 {
+        return bad(format!(
+            "a clock record needs a turn limit and a bank (turn_ms {}, bank_ms {})",
+            c.turn_ms, c.bank_ms
+        ));
+    }
+    let spec = c.spec();
+    for (p, turns) in c.turns.iter().enumerate() {
+        let ended = |t: u32| -> Answered {
+            let Some(rec) = r.turns.get(t as usize) else {
+                return Answered::Nothing;
+            };
+            match rec.faults.iter().find(|f| f.player == p) {
+                Some(f) if f.kind == shared::FaultKind::Timeout => Answered::Timeout,
+                Some(_) => Answered::OtherFault,
+                None if rec.actions.get(p).is_some_and(Option::is_some) => Answered::Action,
+                None => Answered::Nothing,
+            }
+        };
+        if let Err(reason) = clock::check(&spec, p, turns, ended) {
+            return bad(reason);
+        }
+        let needed = r
+            .turns
+            .iter()
+            .map(|rec| rec.t)
+            .filter(|&t| matches!(ended(t), Answered::Action | Answered::Timeout));
+        if let Some(t) = clock::first_missing(turns, needed) {
+            return bad(format!(
+                "turn {t}: player {p} answered or timed out but its clock has no entry for the turn"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Player counts, params and map: returns the map and params to re-simulate with.
