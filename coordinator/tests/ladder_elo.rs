@@ -17,7 +17,9 @@ use serde_json::Value;
 fn elo_of(l: &Ladder, key: &str) -> i64 {
     let info = l.get("/api/agent/bot/info", Some(key));
     assert_eq!(info.status, 200, "{}", info.text);
-    info.json["elo"].as_i64().expect("bot info has an integer elo")
+    info.json["elo"]
+        .as_i64()
+        .expect("bot info has an integer elo")
 }
 
 fn board_elo(l: &Ladder, id: i64) -> i64 {
@@ -33,7 +35,13 @@ fn board_elo(l: &Ladder, id: i64) -> i64 {
 
 /// One challenge; checks the answer's Elo (before, change, after, both sides) against
 /// `want_delta` for the challenger, then bot info and the leaderboard of both.
-fn challenge(l: &Ladder, who: (&str, i64), whom: (&str, i64), scored: bool, want_delta: i64) -> Value {
+fn challenge(
+    l: &Ladder,
+    who: (&str, i64),
+    whom: (&str, i64),
+    scored: bool,
+    want_delta: i64,
+) -> Value {
     let (a0, b0) = (elo_of(l, who.0), elo_of(l, whom.0));
     let r = l.challenge(who.0, whom.1);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -68,7 +76,10 @@ fn scored_only(backend: Backend) {
     // A sweep between equal ratings: K/2 = 16 each way.
     let j = challenge(&l, pa, pc, true, 16);
     assert_eq!(j["result"], "win");
-    assert_eq!((j["elo"].as_i64(), j["opponent"]["elo"].as_i64()), (Some(1516), Some(1484)));
+    assert_eq!(
+        (j["elo"].as_i64(), j["opponent"]["elo"].as_i64()),
+        (Some(1516), Some(1484))
+    );
     // RP is settled as before, beside it.
     assert_eq!(j["rpDelta"], 25);
     // The loser challenges back and is swept again: 1484 vs 1516, E = 0.454, 32 · −0.454 = −15.
@@ -76,7 +87,10 @@ fn scored_only(backend: Backend) {
     // A draw moves ratings that differ: 1531 vs 1500, E = 0.545, 32 · (0.5 − 0.545) = −1.4 -> −1.
     let j = challenge(&l, pa, pb, true, -1);
     assert_eq!(j["result"], "draw");
-    assert_eq!((j["elo"].as_i64(), j["opponent"]["elo"].as_i64()), (Some(1530), Some(1501)));
+    assert_eq!(
+        (j["elo"].as_i64(), j["opponent"]["elo"].as_i64()),
+        (Some(1530), Some(1501))
+    );
     // Setting RP by hand does not touch Elo.
     l.set_rp("osc-a", 900);
     assert_eq!(elo_of(&l, &a), 1530);
@@ -116,14 +130,21 @@ fn scored_only(backend: Backend) {
     assert_eq!(theirs["challenges"][0]["eloAfter"], ea);
 
     // Scouting, the page and the admin list show it too.
-    let s = l.get(&format!("/api/agent/opponents/{a_id}/matches"), Some(&b)).json;
+    let s = l
+        .get(&format!("/api/agent/opponents/{a_id}/matches"), Some(&b))
+        .json;
     assert_eq!(s["bot"]["elo"], ea);
     let page = l.get("/", None).text;
-    assert!(page.contains(">Elo<") && page.contains("p.elo"), "the leaderboard page shows Elo");
+    assert!(
+        page.contains(">Elo<") && page.contains("p.elo"),
+        "the leaderboard page shows Elo"
+    );
     let list = l.admin(&["list"]);
     assert!(list.lines().next().unwrap().ends_with("\telo"), "{list}");
     assert!(
-        list.lines().any(|line| line.starts_with(&format!("{c_id}\tquit-c\t")) && line.ends_with(&format!("\t{ec}"))),
+        list.lines()
+            .any(|line| line.starts_with(&format!("{c_id}\tquit-c\t"))
+                && line.ends_with(&format!("\t{ec}"))),
         "{list}"
     );
 }
@@ -153,7 +174,10 @@ fn migrates(backend: Backend) {
     // The old bots start from the initial rating; their RP and records are kept.
     let info = l.get("/api/agent/bot/info", Some(&a)).json;
     assert_eq!(info["elo"], elo::INITIAL);
-    assert_eq!((info["rp"].as_i64(), info["wins"].as_i64()), (Some(25), Some(1)));
+    assert_eq!(
+        (info["rp"].as_i64(), info["wins"].as_i64()),
+        (Some(25), Some(1))
+    );
     assert_eq!(board_elo(&l, c_id), elo::INITIAL);
     // The old challenge has no Elo figures; a new one moves both from the initial rating.
     let old = l.get("/api/agent/bot/matches", Some(&a)).json;

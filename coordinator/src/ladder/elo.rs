@@ -98,14 +98,35 @@ mod tests {
     #[test]
     fn known_updates() {
         // Equal ratings: a clean sweep is worth K/2 = 16, win+draw 8, a split nothing.
-        assert_eq!(update(1500, 1500, Win, Win), Update { a_delta: 16, a: 1516, b: 1484 });
+        assert_eq!(
+            update(1500, 1500, Win, Win),
+            Update {
+                a_delta: 16,
+                a: 1516,
+                b: 1484
+            }
+        );
         assert_eq!(update(1500, 1500, Draw, Win).a_delta, 8);
         assert_eq!(update(1500, 1500, Loss, Win).a_delta, 0);
         assert_eq!(update(1500, 1500, Loss, Loss).a_delta, -16);
         // 1516 vs 1484 (after one sweep): E = 0.546; another sweep 32 · 0.454 = 14.53 -> 15.
-        assert_eq!(update(1516, 1484, Win, Win), Update { a_delta: 15, a: 1531, b: 1469 });
+        assert_eq!(
+            update(1516, 1484, Win, Win),
+            Update {
+                a_delta: 15,
+                a: 1531,
+                b: 1469
+            }
+        );
         // The favourite (200 up) only draws: 32 · (0.5 − 0.7597) = −8.31 -> −8.
-        assert_eq!(update(1600, 1400, Draw, Draw), Update { a_delta: -8, a: 1592, b: 1408 });
+        assert_eq!(
+            update(1600, 1400, Draw, Draw),
+            Update {
+                a_delta: -8,
+                a: 1592,
+                b: 1408
+            }
+        );
         // The underdog sweeps: 32 · (1 − 0.2403) = 24.31 -> 24.
         assert_eq!(update(1400, 1600, Win, Win).a_delta, 24);
         // 400 up and winning: 32 · (1 − 10/11) = 2.91 -> 3.

@@ -177,7 +177,10 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         ));
     }
     serde_path_to_error::deserialize(v).map_err(|e| {
-        ApiError::bad_request("bad_field", format!("field {:?}: {}", e.path().to_string(), e.inner()))
+        ApiError::bad_request(
+            "bad_field",
+            format!("field {:?}: {}", e.path().to_string(), e.inner()),
+        )
     })
 }
 
@@ -287,16 +290,28 @@ mod tests {
         assert!(d.contains("not an array"), "{d}");
         let (_, e, d) = err(r#"{"code": 42}"#);
         assert_eq!(e, "bad_field");
-        assert!(d.contains("\"code\"") && d.contains("expected a string"), "{d}");
+        assert!(
+            d.contains("\"code\"") && d.contains("expected a string"),
+            "{d}"
+        );
         for bad in [r#""two""#, "[1]", "3.5", "18446744073709551615"] {
             let (_, e, d) = err(&format!("{{\"toVersion\": {bad}}}"));
             assert_eq!(e, "bad_field", "{bad}");
-            assert!(d.contains("\"toVersion\"") && d.contains("an integer"), "{d}");
+            assert!(
+                d.contains("\"toVersion\"") && d.contains("an integer"),
+                "{d}"
+            );
         }
         let e = required(None::<String>, "code").unwrap_err();
-        assert_eq!((e.error, e.detail.as_str()), ("missing_field", "the body needs the field \"code\""));
+        assert_eq!(
+            (e.error, e.detail.as_str()),
+            ("missing_field", "the body needs the field \"code\"")
+        );
         assert_eq!(short(Some("abc".into()), "notes", 3).unwrap(), "abc");
         assert_eq!(short(None, "notes", 3).unwrap(), "");
-        assert_eq!(short(Some("abcd".into()), "notes", 3).unwrap_err().error, "bad_field");
+        assert_eq!(
+            short(Some("abcd".into()), "notes", 3).unwrap_err().error,
+            "bad_field"
+        );
     }
 }

@@ -20,10 +20,11 @@ const VERSION_COLS: &str = "version, code_sha256, notes, submitted_by, reverted_
 
 impl Db {
     pub async fn code(&self, sha256: &str) -> Result<Option<String>> {
-        let row: Option<(String,)> = sqlx::query_as("SELECT code FROM ladder_codes WHERE sha256 = $1")
-            .bind(sha256)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT code FROM ladder_codes WHERE sha256 = $1")
+                .bind(sha256)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(row.map(|r| r.0))
     }
 

@@ -8,12 +8,12 @@ use games::qianwang::{MatchRecord, Side};
 use rand::RngCore;
 use serde_json::{json, Value};
 
+use super::{colour, random_hex, reason_str, result_str, tier_json, Ladder, SCORED_PER_PAIR};
 use crate::ladder::db::{now_ms, pair_key, ChallengeWrite, MatchRow, PlayerRow};
 use crate::ladder::elo;
 use crate::ladder::error::ApiError;
 use crate::ladder::farm::Seat;
 use crate::ladder::metrics;
-use super::{colour, random_hex, reason_str, result_str, tier_json, Ladder, SCORED_PER_PAIR};
 
 impl Ladder {
     pub async fn challenge(&self, me: &PlayerRow, target: i64) -> Result<Value, ApiError> {

@@ -6,11 +6,11 @@ use games::qianwang::ladder::GameResult;
 use games::qianwang::Side;
 use serde_json::{json, Value};
 
+use super::{colour, is_fault, reason_str, result_str, Ladder, SMOKE_SEED_BASE};
 use crate::ladder::db::PlayerRow;
 use crate::ladder::error::ApiError;
 use crate::ladder::farm::{self, Seat};
 use crate::ladder::metrics;
-use super::{colour, is_fault, reason_str, result_str, Ladder, SMOKE_SEED_BASE};
 
 impl Ladder {
     /// Smoke test, then publish. `code` is already size-checked.

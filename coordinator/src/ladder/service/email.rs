@@ -3,10 +3,10 @@
 
 use serde_json::{json, Value};
 
+use super::{key_hash, random_hex, Ladder, EMAIL_TOKEN_MS};
 use crate::ladder::db::{now_ms, PlayerRow};
 use crate::ladder::error::ApiError;
 use crate::ladder::mail::Mail;
-use super::{key_hash, random_hex, Ladder, EMAIL_TOKEN_MS};
 
 impl Ladder {
     /// Sends a verification token to `email` (or the stored address).

@@ -4,9 +4,9 @@
 use games::qianwang::MatchRecord;
 use serde_json::{json, Value};
 
+use super::{tier_json, Ladder};
 use crate::ladder::db::{MatchRow, PlayerRow};
 use crate::ladder::error::ApiError;
-use super::{tier_json, Ladder};
 
 impl Ladder {
     /// Games summary of one stored match from `player`'s point of view.
@@ -130,5 +130,4 @@ impl Ladder {
             "initialBoard": games::qianwang::Board::initial(),
         }))
     }
-
 }
