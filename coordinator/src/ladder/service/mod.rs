@@ -1,7 +1,7 @@
 //! What the ladder does, independent of HTTP: authenticate bot keys and answer bot info (here),
-//! publish code after the smoke test and revert ([`code`]), play and settle challenges: RP via
+//! publish code after the smoke test and revert (`code`), play and settle challenges: RP via
 //! `games::qianwang::ladder::settle`, Elo via `ladder::elo`, anti-farming by code-hash pair
-//! ([`challenge`]), read games back ([`matches`]), email verification ([`email`]). Answers are
+//! (`challenge`), read games back (`matches`), email verification (`email`). Answers are
 //! JSON values or [`ApiError`]s.
 
 mod challenge;
