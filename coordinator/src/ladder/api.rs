@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::error::ApiError;
 use super::extract::{
     required, short, Bot, Challenges, EmailRequests, Int, JsonBody, OptionalJsonBody, PerIp,
-    Submissions,
+    Submissions, WithBody,
 };
 use super::pages;
 use super::service::Ladder;
@@ -130,8 +130,7 @@ async fn info(State(l): S, Bot(me, ..): Bot) -> Answer {
 
 async fn submit(
     State(l): S,
-    Bot(me, ..): Bot<Submissions>,
-    JsonBody(b): JsonBody<SubmitBody>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Submissions>, JsonBody<SubmitBody>>,
 ) -> Answer {
     let code = required(b.code, "code")?;
     if code.len() > l.max_code_bytes {
@@ -159,8 +158,7 @@ async fn submit(
 
 async fn revert(
     State(l): S,
-    Bot(me, ..): Bot<Submissions>,
-    JsonBody(b): JsonBody<RevertBody>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Submissions>, JsonBody<RevertBody>>,
 ) -> Answer {
     let Int(to) = required(b.to_version, "toVersion")?;
     let notes = short(b.notes, "notes", MAX_NOTES)?;
@@ -174,8 +172,7 @@ async fn versions(State(l): S, Bot(me, ..): Bot) -> Answer {
 
 async fn challenge(
     State(l): S,
-    Bot(me, ..): Bot<Challenges>,
-    JsonBody(b): JsonBody<ChallengeBody>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Challenges>, JsonBody<ChallengeBody>>,
 ) -> Answer {
     let Int(target) = required(b.challenged_bot_id, "challengedBotId")?;
     Ok(Json(l.challenge(&me, target).await?))
@@ -222,15 +219,20 @@ async fn scout(
 
 async fn email_request(
     State(l): S,
-    Bot(me, ..): Bot<EmailRequests>,
-    OptionalJsonBody(b): OptionalJsonBody<EmailBody>,
+    WithBody(Bot(me, ..), OptionalJsonBody(b)): WithBody<
+        Bot<EmailRequests>,
+        OptionalJsonBody<EmailBody>,
+    >,
 ) -> Answer {
     // No body, {} or an empty address: the stored address.
     let email = b.and_then(|b| b.email).filter(|s| !s.is_empty());
     Ok(Json(l.request_email(&me, email).await?))
 }
 
-async fn email_verify(State(l): S, _: PerIp, JsonBody(b): JsonBody<TokenBody>) -> Answer {
+async fn email_verify(
+    State(l): S,
+    WithBody(PerIp, JsonBody(b)): WithBody<PerIp, JsonBody<TokenBody>>,
+) -> Answer {
     let token = required(b.token, "token")?;
     Ok(Json(l.confirm_email(token.trim()).await?))
 }

@@ -5,7 +5,8 @@
 //!   `invalid_key`; 429 when an IP keeps sending bad keys), optionally rate-limited per bot by its
 //!   [`PerBot`] parameter (429 `rate_limited` with Retry-After).
 //! - [`PerIp`]: the per-IP limit of the public token confirmation.
-//! - [`JsonBody<T>`] / [`OptionalJsonBody<T>`]: the request body as a serde type `T`. Like
+//! - [`WithBody<X, B>`]: a header extractor `X` and the body `B`, one of
+//!   [`JsonBody<T>`] / [`OptionalJsonBody<T>`]: the request body as a serde type `T`. Like
 //!   axum's `Json<T>`, but with the ladder's errors and without demanding
 //!   `Content-Type: application/json` (`curl -d` sends form encoding, and the ladder has always
 //!   taken any content type): 400 `malformed_json` (not JSON, with line and column, or not an
@@ -13,8 +14,8 @@
 //!   `bad_body` (unreadable or over the body limit). Required fields are `Option`s checked with
 //!   [`required`] (400 `missing_field`), so a missing and a `null` field read the same.
 //!
-//! Axum runs the header extractors in argument order and the body extractor last, so a handler
-//! `(State, Bot<Submissions>, JsonBody<T>)` answers 401 first, then 429, then any body error.
+//! A handler `(State, WithBody<Bot<Submissions>, JsonBody<T>>)` answers 401 first, then 429,
+//! then any body error, having read the body in every case.
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -127,33 +128,54 @@ pub struct JsonBody<T>(pub T);
 /// The body as `T`, or `None` when it is empty (or only whitespace).
 pub struct OptionalJsonBody<T>(pub Option<T>);
 
-async fn bytes(req: Request, state: &St) -> Result<Bytes, ApiError> {
-    Bytes::from_request(req, state).await.map_err(|e| {
-        ApiError::new(
-            e.status(),
-            "bad_body",
-            format!("could not read the request body: {e}"),
-        )
-    })
+/// A body kind: how read bytes become the extractor.
+pub trait FromBytes: Sized {
+    fn from_bytes(body: &[u8]) -> Result<Self, ApiError>;
 }
 
-impl<T: DeserializeOwned + Send> FromRequest<St> for JsonBody<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &St) -> Result<Self, ApiError> {
-        Ok(JsonBody(parse(&bytes(req, state).await?)?))
+impl<T: DeserializeOwned> FromBytes for JsonBody<T> {
+    fn from_bytes(body: &[u8]) -> Result<Self, ApiError> {
+        Ok(JsonBody(parse(body)?))
     }
 }
 
-impl<T: DeserializeOwned + Send> FromRequest<St> for OptionalJsonBody<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &St) -> Result<Self, ApiError> {
-        let body = bytes(req, state).await?;
+impl<T: DeserializeOwned> FromBytes for OptionalJsonBody<T> {
+    fn from_bytes(body: &[u8]) -> Result<Self, ApiError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJsonBody(None));
         }
-        Ok(OptionalJsonBody(Some(parse(&body)?)))
+        Ok(OptionalJsonBody(Some(parse(body)?)))
+    }
+}
+
+/// `X` (a header extractor: [`Bot`] or [`PerIp`]) and the body as `B`, answered in that order
+/// (401/429 before any body error). The body is read (within the body limit) before `X` runs
+/// even when `X` refuses: answering without reading it would make the server drop the
+/// connection, and a client's next request on it would fail.
+pub struct WithBody<X, B>(pub X, pub B);
+
+impl<X, B> FromRequest<St> for WithBody<X, B>
+where
+    X: FromRequestParts<St, Rejection = ApiError> + Send,
+    B: FromBytes + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &St) -> Result<Self, ApiError> {
+        let (mut parts, body) = req.into_parts();
+        let mut reading = Request::new(body);
+        *reading.headers_mut() = parts.headers.clone();
+        *reading.extensions_mut() = parts.extensions.clone();
+        let bytes = Bytes::from_request(reading, state).await;
+        let x = X::from_request_parts(&mut parts, state).await?;
+        let bytes = bytes.map_err(|e| {
+            ApiError::new(
+                e.status(),
+                "bad_body",
+                format!("could not read the request body: {e}"),
+            )
+        })?;
+        Ok(WithBody(x, B::from_bytes(&bytes)?))
     }
 }
 
