@@ -1,7 +1,8 @@
 //! The ladder's two public pages in headless Chromium against a real `farm ladder serve` with real
-//! challenge games: the leaderboard lists every bot with its tier, the replay viewer steps forward
-//! and back through every ply (boards checked point by point), highlights captures and shows the
-//! result (tests/browser-ladder/ladder.test.mjs, playwright-core from tests/browser).
+//! challenge games: the leaderboard lists every bot with its tier, RP and Elo, the replay viewer
+//! steps forward and back through every ply (boards checked point by point), highlights captures
+//! and shows the result (tests/browser-ladder/ladder.test.mjs, playwright-core from
+//! tests/browser).
 //!
 //! Needs /usr/bin/chromium (or $CHROMIUM), node ≥ 20 and tests/browser/node_modules (see
 //! tools/install-browser.sh). Without them the test is skipped with a printed reason, unless

@@ -125,7 +125,7 @@ pub enum AdminCommand {
         #[arg(long)]
         verified: bool,
     },
-    /// List players: botId, name, email, verified, RP, tier, current version.
+    /// List players: botId, name, email, verified, RP, tier, current version, Elo.
     List,
     /// Give a player a new key (the old one stops working) and print it.
     RotateKey {
@@ -225,19 +225,20 @@ async fn admin(a: AdminArgs) -> Result<ExitCode> {
             println!("key: {key}");
         }
         AdminCommand::List => {
-            println!("botId\tname\temail\tverified\trp\ttier\tversion");
+            println!("botId\tname\temail\tverified\trp\ttier\tversion\telo");
             for p in db.players().await? {
                 println!(
-                    "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                     p.id,
                     p.name,
                     p.email,
-                    if p.email_verified { "yes" } else { "no" },
+                    if p.email_verified.0 { "yes" } else { "no" },
                     p.rp,
                     tier_json(p.rp)["name"].as_str().unwrap_or(""),
                     p.current_version
                         .map(|v| v.to_string())
                         .unwrap_or("-".into()),
+                    p.elo,
                 );
             }
         }

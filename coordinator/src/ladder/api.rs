@@ -1,47 +1,52 @@
 //! The ladder's HTTP surface (axum): the guide's API table with Bearer bot keys, email
-//! verification, the public leaderboard/replay JSON and pages, and `/metrics`. Bodies are read
-//! raw and parsed here so every bad request gets a JSON `{error, detail}` saying what is wrong.
+//! verification, the public leaderboard/replay JSON and pages, and `/metrics`. Keys, rate limits
+//! and bodies come through the extractors of [`super::extract`] (bodies as the serde types
+//! below), so every bad request gets a JSON `{error, detail}` saying what is wrong.
 //!
 //! ```text
-//! GET  /api/agent/bot/info                   Bearer  botId, name, email(Verified), rp, tier, rank, W/D/L, version, hash
+//! GET  /api/agent/bot/info                   Bearer  botId, name, email(Verified), rp, tier, rank, elo, W/D/L, version, hash
 //! POST /api/agent/bot/code/submit            Bearer  {code, notes, submittedBy} -> 200 {version, codeSha256, smokeTest}
 //!                                                    400 invalid_code (load check) | 413 code_too_large | 422 smoke_test_failed {failures}
 //! POST /api/agent/bot/code/revert            Bearer  {toVersion, notes, submittedBy} -> {version, revertedFrom, codeSha256}
 //! GET  /api/agent/bot/code/versions          Bearer  {currentVersion, versions: [...]}
-//! POST /api/agent/challenge                  Bearer  {challengedBotId} -> {result, scored, rpDelta, rp, opponent, matches}
+//! POST /api/agent/challenge                  Bearer  {challengedBotId} -> {result, scored, rpDelta, rp, eloDelta, elo, opponent, matches}
 //!                                                    403 email_not_verified | 400 self_challenge | 404 unknown_bot | 409 no_code
 //! GET  /api/agent/bot/matches?limit=N        Bearer  my challenges (newest first) with both games
 //! GET  /api/agent/opponents/{botId}/matches  Bearer  that bot's recent games with compact moves
 //! POST /api/agent/email/request              Bearer  {email?} -> a token mailed (outbox)
 //! POST /api/email/verify                     public  {token} -> {verified, botId}
-//! GET  /api/leaderboard                      public  {players: [{rank, botId, name, rp, tier, ...}]}
+//! GET  /api/leaderboard                      public  {players: [{rank, botId, name, rp, tier, elo, ...}]}
 //! GET  /api/match/{urlId}                    public  players, seed, outcome, every ply, initialBoard
 //! GET  /  and  /match/{urlId}                public  leaderboard and replay pages;  GET /metrics
 //! ```
 //! 401 missing_key/invalid_key; 429 rate_limited with Retry-After (challenge, submit+revert per
 //! key; email requests per key; token confirmations and bad keys per IP).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::db::PlayerRow;
 use super::error::ApiError;
+use super::extract::{
+    required, short, Bot, Challenges, EmailRequests, Int, JsonBody, OptionalJsonBody, PerIp,
+    Submissions, WithBody,
+};
 use super::pages;
 use super::service::Ladder;
 
 type S = State<Arc<Ladder>>;
-type Ip = ConnectInfo<SocketAddr>;
 type Answer = Result<Json<Value>, ApiError>;
+
+/// Longest `notes` and `submittedBy` in bytes.
+const MAX_NOTES: usize = 4096;
+const MAX_SUBMITTED_BY: usize = 256;
 
 /// Every route of the ladder.
 pub fn router(ladder: Arc<Ladder>) -> Router {
@@ -82,122 +87,52 @@ async fn metrics() -> Response {
     ([(header::CONTENT_TYPE, enc.format_type().to_string())], buf).into_response()
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, key) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(key.trim())
+/// `POST /api/agent/bot/code/submit`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SubmitBody {
+    code: Option<String>,
+    notes: Option<String>,
+    submitted_by: Option<String>,
 }
 
-async fn auth(l: &Ladder, headers: &HeaderMap, ip: &SocketAddr) -> Result<PlayerRow, ApiError> {
-    l.authenticate(bearer(headers), &ip.ip().to_string()).await
+/// `POST /api/agent/bot/code/revert`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RevertBody {
+    to_version: Option<Int>,
+    notes: Option<String>,
+    submitted_by: Option<String>,
 }
 
-/// The JSON object of a request body, or a 400/413 saying what is wrong with it.
-fn object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
-    let body = body.map_err(|e| {
-        ApiError::new(
-            e.status(),
-            "bad_body",
-            format!("could not read the request body: {e}"),
-        )
-    })?;
-    let v: Value = serde_json::from_slice(&body).map_err(|e| {
-        ApiError::bad_request(
-            "malformed_json",
-            format!(
-                "the body is not valid JSON (line {}, column {}): {e}",
-                e.line(),
-                e.column()
-            ),
-        )
-    })?;
-    match v {
-        Value::Object(m) => Ok(m),
-        other => Err(ApiError::bad_request(
-            "malformed_json",
-            format!("the body must be a JSON object, not {}", kind(&other)),
-        )),
-    }
+/// `POST /api/agent/challenge`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChallengeBody {
+    challenged_bot_id: Option<Int>,
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// `POST /api/agent/email/request` (the body itself is optional).
+#[derive(Deserialize)]
+struct EmailBody {
+    email: Option<String>,
 }
 
-fn string_field(m: &Map<String, Value>, key: &str, required: bool) -> Result<String, ApiError> {
-    match m.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        None | Some(Value::Null) if !required => Ok(String::new()),
-        None | Some(Value::Null) => Err(ApiError::bad_request(
-            "missing_field",
-            format!("the body needs the field {key:?}"),
-        )),
-        Some(other) => Err(ApiError::bad_request(
-            "bad_field",
-            format!("field {key:?} must be a string, not {}", kind(other)),
-        )),
-    }
+/// `POST /api/email/verify`.
+#[derive(Deserialize)]
+struct TokenBody {
+    token: Option<String>,
 }
 
-fn int_field(m: &Map<String, Value>, key: &str) -> Result<i64, ApiError> {
-    match m.get(key) {
-        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
-            ApiError::bad_request(
-                "bad_field",
-                format!("field {key:?} must be an integer, not {n}"),
-            )
-        }),
-        Some(Value::String(s)) => s.trim().parse().map_err(|_| {
-            ApiError::bad_request(
-                "bad_field",
-                format!("field {key:?} must be an integer, not {s:?}"),
-            )
-        }),
-        None | Some(Value::Null) => Err(ApiError::bad_request(
-            "missing_field",
-            format!("the body needs the field {key:?}"),
-        )),
-        Some(other) => Err(ApiError::bad_request(
-            "bad_field",
-            format!("field {key:?} must be an integer, not {}", kind(other)),
-        )),
-    }
-}
-
-fn short(s: String, key: &str, max: usize) -> Result<String, ApiError> {
-    if s.len() > max {
-        return Err(ApiError::bad_request(
-            "bad_field",
-            format!("field {key:?} is {} bytes; at most {max}", s.len()),
-        ));
-    }
-    Ok(s)
-}
-
-async fn info(State(l): S, ConnectInfo(ip): Ip, h: HeaderMap) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
+async fn info(State(l): S, Bot(me, ..): Bot) -> Answer {
     Ok(Json(l.info(&me).await?))
 }
 
 async fn submit(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Submissions>, JsonBody<SubmitBody>>,
 ) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
-    l.submit_limit
-        .check(&format!("bot:{}", me.id))
-        .map_err(|s| ApiError::too_many("submit", s))?;
-    let m = object(body)?;
-    let code = string_field(&m, "code", true)?;
+    let code = required(b.code, "code")?;
     if code.len() > l.max_code_bytes {
         super::metrics::global()
             .submissions
@@ -216,45 +151,30 @@ async fn submit(
     if code.trim().is_empty() {
         return Err(ApiError::bad_request("invalid_code", "code is empty"));
     }
-    let notes = short(string_field(&m, "notes", false)?, "notes", 4096)?;
-    let by = short(string_field(&m, "submittedBy", false)?, "submittedBy", 256)?;
+    let notes = short(b.notes, "notes", MAX_NOTES)?;
+    let by = short(b.submitted_by, "submittedBy", MAX_SUBMITTED_BY)?;
     Ok(Json(l.submit(&me, &code, &notes, &by).await?))
 }
 
 async fn revert(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Submissions>, JsonBody<RevertBody>>,
 ) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
-    l.submit_limit
-        .check(&format!("bot:{}", me.id))
-        .map_err(|s| ApiError::too_many("submit", s))?;
-    let m = object(body)?;
-    let to = int_field(&m, "toVersion")?;
-    let notes = short(string_field(&m, "notes", false)?, "notes", 4096)?;
-    let by = short(string_field(&m, "submittedBy", false)?, "submittedBy", 256)?;
+    let Int(to) = required(b.to_version, "toVersion")?;
+    let notes = short(b.notes, "notes", MAX_NOTES)?;
+    let by = short(b.submitted_by, "submittedBy", MAX_SUBMITTED_BY)?;
     Ok(Json(l.revert(&me, to, &notes, &by).await?))
 }
 
-async fn versions(State(l): S, ConnectInfo(ip): Ip, h: HeaderMap) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
+async fn versions(State(l): S, Bot(me, ..): Bot) -> Answer {
     Ok(Json(l.versions(&me).await?))
 }
 
 async fn challenge(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    WithBody(Bot(me, ..), JsonBody(b)): WithBody<Bot<Challenges>, JsonBody<ChallengeBody>>,
 ) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
-    l.challenge_limit
-        .check(&format!("bot:{}", me.id))
-        .map_err(|s| ApiError::too_many("challenge", s))?;
-    let m = object(body)?;
-    let target = int_field(&m, "challengedBotId")?;
+    let Int(target) = required(b.challenged_bot_id, "challengedBotId")?;
     Ok(Json(l.challenge(&me, target).await?))
 }
 
@@ -263,7 +183,8 @@ struct Limit {
     limit: Option<String>,
 }
 
-fn limit(q: &Limit, default: i64) -> Result<i64, ApiError> {
+fn limit(q: Result<Query<Limit>, QueryRejection>, default: i64) -> Result<i64, ApiError> {
+    let Query(q) = q?;
     match &q.limit {
         None => Ok(default),
         Some(s) => match s.parse::<i64>() {
@@ -278,59 +199,41 @@ fn limit(q: &Limit, default: i64) -> Result<i64, ApiError> {
 
 async fn my_matches(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
-    Query(q): Query<Limit>,
+    Bot(me, ..): Bot,
+    q: Result<Query<Limit>, QueryRejection>,
 ) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
-    Ok(Json(l.my_matches(&me, limit(&q, 20)?).await?))
+    Ok(Json(l.my_matches(&me, limit(q, 20)?).await?))
 }
 
 async fn scout(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
+    _: Bot,
     Path(bot): Path<String>,
-    Query(q): Query<Limit>,
+    q: Result<Query<Limit>, QueryRejection>,
 ) -> Answer {
-    auth(&l, &h, &ip).await?;
     let id: i64 = bot
         .parse()
         .map_err(|_| ApiError::not_found("unknown_bot", format!("no bot with botId {bot:?}")))?;
-    Ok(Json(l.scout(id, limit(&q, 20)?).await?))
+    Ok(Json(l.scout(id, limit(q, 20)?).await?))
 }
 
 async fn email_request(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    h: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    WithBody(Bot(me, ..), OptionalJsonBody(b)): WithBody<
+        Bot<EmailRequests>,
+        OptionalJsonBody<EmailBody>,
+    >,
 ) -> Answer {
-    let me = auth(&l, &h, &ip).await?;
-    l.auth_limit
-        .check(&format!("bot:{}", me.id))
-        .map_err(|s| ApiError::too_many("auth", s))?;
-    // The body is optional: {} or nothing uses the stored address.
-    let email = match &body {
-        Ok(b) if b.iter().all(u8::is_ascii_whitespace) => None,
-        _ => {
-            let m = object(body)?;
-            Some(string_field(&m, "email", false)?).filter(|s| !s.is_empty())
-        }
-    };
+    // No body, {} or an empty address: the stored address.
+    let email = b.and_then(|b| b.email).filter(|s| !s.is_empty());
     Ok(Json(l.request_email(&me, email).await?))
 }
 
 async fn email_verify(
     State(l): S,
-    ConnectInfo(ip): Ip,
-    body: Result<Bytes, BytesRejection>,
+    WithBody(PerIp, JsonBody(b)): WithBody<PerIp, JsonBody<TokenBody>>,
 ) -> Answer {
-    l.auth_limit
-        .check(&format!("ip:{}", ip.ip()))
-        .map_err(|s| ApiError::too_many("auth", s))?;
-    let m = object(body)?;
-    let token = string_field(&m, "token", true)?;
+    let token = required(b.token, "token")?;
     Ok(Json(l.confirm_email(token.trim()).await?))
 }
 

@@ -72,6 +72,17 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+/// A game without a result (the farm's problem, never the bot's): 503 `farm_unavailable`.
+impl From<super::farm::FarmError> for ApiError {
+    fn from(e: super::farm::FarmError) -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "farm_unavailable",
+            e.to_string(),
+        )
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut body = Map::new();

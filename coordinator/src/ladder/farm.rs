@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use games::qianwang::MatchRecord;
+use games::qianwang::{MatchRecord, RecordError};
 use sha2::{Digest, Sha256};
 use shared::msg::{Job, JobExtra, JobFailure, JobReport, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
@@ -26,9 +26,32 @@ pub fn sha256_hex(code: &str) -> String {
 }
 
 /// Why code was refused before any game (from the engine's load check).
-pub fn check_code(code: &str) -> Result<(), String> {
+pub fn check_code(code: &str) -> Result<(), worker::qianwang::LoadError> {
     worker::qianwang::check_code(code, &worker::qianwang::Limits::default())
-        .map_err(|e| e.to_string())
+}
+
+/// Why a ladder game has no result: an infrastructure problem, never a bot's fault (a bot's
+/// fault is a finished game it loses). Answered 503 `farm_unavailable` with this text.
+#[derive(Debug, thiserror::Error)]
+pub enum FarmError {
+    #[error("the ladder's farm dispatcher has stopped")]
+    DispatcherStopped,
+    #[error("the farm dropped the job")]
+    Dropped,
+    #[error("no result from the farm within {0} s")]
+    Timeout(u64),
+    #[error("uploading code for a ladder job: {0:#}")]
+    Upload(anyhow::Error),
+    #[error("publishing a ladder job: {0:#}")]
+    Publish(anyhow::Error),
+    #[error("the ladder's workers stopped")]
+    WorkersStopped,
+    /// The worker ran the job and reports why there is no game.
+    #[error("{0}")]
+    Job(JobFailure),
+    /// The worker's record does not read as a 钳王 match record.
+    #[error("worker {worker}: {source}")]
+    Record { worker: String, source: RecordError },
 }
 
 /// Programs by hash in one folder: `<dir>/<sha256>.js`, re-hashed before use.
@@ -132,7 +155,7 @@ pub struct Seat {
     pub sha256: String,
 }
 
-type Waiter = oneshot::Sender<Result<MatchRecord, String>>;
+type Waiter = oneshot::Sender<Result<MatchRecord, FarmError>>;
 
 struct Request {
     black: Seat,
@@ -211,7 +234,7 @@ impl Farm {
     }
 
     /// Plays one game as a farm job; Err is an infrastructure problem (never a bot's fault).
-    pub async fn play(&self, black: Seat, red: Seat, seed: u64) -> Result<MatchRecord, String> {
+    pub async fn play(&self, black: Seat, red: Seat, seed: u64) -> Result<MatchRecord, FarmError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request {
@@ -221,14 +244,11 @@ impl Farm {
                 reply,
             })
             .await
-            .map_err(|_| "the ladder's farm dispatcher has stopped".to_string())?;
+            .map_err(|_| FarmError::DispatcherStopped)?;
         match tokio::time::timeout(self.timeout, rx).await {
             Ok(Ok(r)) => r,
-            Ok(Err(_)) => Err("the farm dropped the job".into()),
-            Err(_) => Err(format!(
-                "no result from the farm within {} s",
-                self.timeout.as_secs()
-            )),
+            Ok(Err(_)) => Err(FarmError::Dropped),
+            Err(_) => Err(FarmError::Timeout(self.timeout.as_secs())),
         }
     }
 }
@@ -253,9 +273,12 @@ fn job(tournament: &str, number: u64, req: &Request) -> Job {
     }
 }
 
-fn decode(report: JobReport) -> Result<MatchRecord, String> {
-    let text = report.outcome.map_err(|e| e.to_string())?;
-    MatchRecord::from_json(&text).map_err(|e| format!("worker {}: {e}", report.worker))
+fn decode(report: JobReport) -> Result<MatchRecord, FarmError> {
+    let text = report.outcome.map_err(FarmError::Job)?;
+    MatchRecord::from_json(&text).map_err(|source| FarmError::Record {
+        worker: report.worker,
+        source,
+    })
 }
 
 async fn run_farm(
@@ -350,16 +373,12 @@ async fn dispatch<T: Transport>(
             };
             number += 1;
             if let Err(e) = upload(&uploads, &mut uploaded, &req).await {
-                let _ = req
-                    .reply
-                    .send(Err(format!("uploading code for a ladder job: {e:#}")));
+                let _ = req.reply.send(Err(FarmError::Upload(e)));
                 continue;
             }
             let j = job(&tournament, number, &req);
             if let Err(e) = transport.publish(j).await {
-                let _ = req
-                    .reply
-                    .send(Err(format!("publishing a ladder job: {e:#}")));
+                let _ = req.reply.send(Err(FarmError::Publish(e)));
                 continue;
             }
             waiting.insert(number, req.reply);
@@ -385,10 +404,10 @@ async fn dispatch<T: Transport>(
                 Ok(None) | Err(_) => {
                     tracing::error!("the ladder's farm transport stopped");
                     for (_, w) in waiting.drain() {
-                        let _ = w.send(Err("the ladder's workers stopped".into()));
+                        let _ = w.send(Err(FarmError::WorkersStopped));
                     }
                     for r in backlog.drain(..) {
-                        let _ = r.reply.send(Err("the ladder's workers stopped".into()));
+                        let _ = r.reply.send(Err(FarmError::WorkersStopped));
                     }
                     break;
                 }

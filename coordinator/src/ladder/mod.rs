@@ -1,10 +1,13 @@
 //! The 钳王 (qianwang) ladder platform (`farm ladder serve`): bots submitted as JavaScript over a
 //! Bearer-key HTTP API, smoke-tested and ranked by challenges whose games are farm jobs on an
-//! embedded farm; SQLite or PostgreSQL storage; public leaderboard and replay pages.
+//! embedded farm (RP tiers and an Elo rating, [`elo`]); SQLite or PostgreSQL storage; public
+//! leaderboard and replay pages.
 
 pub mod api;
 pub mod db;
+pub mod elo;
 pub mod error;
+pub mod extract;
 pub mod farm;
 pub mod limits;
 pub mod mail;

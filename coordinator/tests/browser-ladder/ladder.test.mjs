@@ -1,7 +1,7 @@
 // Headless-Chromium test of the ladder's pages, against a running `farm ladder serve`.
 //
 // Usage: node ladder.test.mjs <base-url> <expected.json>
-//   expected.json: {"leaderboard": [{botId, name, rp, tier}], "matches": [{urlId, plies, initialBoard, winner, reason}]}
+//   expected.json: {"leaderboard": [{botId, name, rp, elo, tier}], "matches": [{urlId, plies, initialBoard, winner, reason}]}
 // Env: LADDER_PW_ROOT = folder whose node_modules has playwright-core (tests/browser);
 //      CHROMIUM (default /usr/bin/chromium); LADDER_SCREENSHOTS=<dir> keeps PNGs.
 import { test } from "node:test";
@@ -60,7 +60,7 @@ async function withPage(fn) {
   }
 }
 
-test("leaderboard page lists every bot in order with its tier", async () => {
+test("leaderboard page lists every bot in order with its tier, RP and Elo", async () => {
   await withPage(async (page) => {
     await page.goto(base + "/");
     await page.waitForSelector("body[data-ready=true]", { timeout: 30000 });
@@ -68,6 +68,7 @@ test("leaderboard page lists every bot in order with its tier", async () => {
       botId: Number(tr.dataset.botId),
       name: tr.querySelector(".name").textContent,
       rp: Number(tr.querySelector(".rp").textContent),
+      elo: Number(tr.querySelector(".elo").textContent),
       tier: tr.querySelector(".tier").textContent,
     })));
     assert.equal(rows.length, expected.leaderboard.length);
@@ -75,6 +76,7 @@ test("leaderboard page lists every bot in order with its tier", async () => {
       assert.equal(rows[i].botId, p.botId);
       assert.equal(rows[i].name, p.name);
       assert.equal(rows[i].rp, p.rp);
+      assert.equal(rows[i].elo, p.elo);
       assert.ok(rows[i].tier.includes(p.tier.name) && rows[i].tier.includes(p.tier.nameZh), rows[i].tier);
     });
     if (shots) await page.screenshot({ path: join(shots, "leaderboard.png"), fullPage: true });

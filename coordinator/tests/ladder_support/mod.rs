@@ -254,6 +254,41 @@ impl Ladder {
         (id, field(&out, "key"))
     }
 
+    /// Runs SQL (one or more statements) on this ladder's own database, SQLite or PostgreSQL;
+    /// panics on failure. Stop the server first when the SQL changes the schema.
+    pub fn sql(&self, sql: &str) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            use sqlx::Connection;
+            match &self.database {
+                Some(url) => {
+                    let mut c = sqlx::postgres::PgConnection::connect(url)
+                        .await
+                        .unwrap_or_else(|e| panic!("{url}: {e}"));
+                    sqlx::raw_sql(sql)
+                        .execute(&mut c)
+                        .await
+                        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                    c.close().await.ok();
+                }
+                None => {
+                    let url = format!("sqlite://{}", self.data.path().join("ladder.db").display());
+                    let mut c = sqlx::sqlite::SqliteConnection::connect(&url)
+                        .await
+                        .unwrap_or_else(|e| panic!("{url}: {e}"));
+                    sqlx::raw_sql(sql)
+                        .execute(&mut c)
+                        .await
+                        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                    c.close().await.ok();
+                }
+            }
+        });
+    }
+
     pub fn set_rp(&self, name: &str, rp: u32) {
         self.admin(&["set-rp", "--name", name, "--rp", &rp.to_string()]);
     }
