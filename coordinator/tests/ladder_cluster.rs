@@ -28,14 +28,8 @@ fn ladder_games_run_on_cluster_workers() {
         eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
         return;
     }
-    // One cluster scenario at a time across test processes (the other cluster tests take the
-    // same lock; one of them may restart the broker).
-    let lock =
-        std::fs::File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+    // One cluster scenario at a time across test processes: nextest's `shared-services` test
+    // group (.config/nextest.toml).
     let dir = tempfile::tempdir().unwrap();
     let name = format!("ladder-test-{}", std::process::id());
     let mut worker = Command::new(env!("CARGO_BIN_EXE_farm"))
@@ -108,5 +102,4 @@ fn ladder_games_run_on_cluster_workers() {
     let _ = worker.kill();
     let _ = worker.wait();
     let _: () = redis::cmd("FLUSHDB").query(&mut redis).unwrap();
-    drop(lock);
 }

@@ -351,12 +351,8 @@ fn on_the_cluster_the_turn_limit_travels_in_the_job() {
         eprintln!("skipped: RabbitMQ at 127.0.0.1:5672 or Redis at 127.0.0.1:6379 not reachable");
         return;
     }
-    // The cluster tests' lock: one scenario at a time on the shared broker and Redis.
-    let lock =
-        std::fs::File::create(std::env::temp_dir().join("matchfarm-cluster-tests.lock")).unwrap();
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    // One scenario at a time on the shared broker and Redis: nextest's `shared-services`
+    // test group (.config/nextest.toml).
     let f = cluster_support::Farm::new("bank", 12);
     // 300 ms on turn 1 (past the rules' 50 ms, well within 1 s) and 3 s on turn 2 (past 1 s).
     let lag = lag_bot(f.dir.path(), "lag12", &[(1, 300), (2, 3000)]);

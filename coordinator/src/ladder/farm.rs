@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use games::qianwang::{MatchRecord, RecordError};
-use sha2::{Digest, Sha256};
 use shared::msg::{Job, JobExtra, JobFailure, JobReport, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
@@ -19,11 +18,6 @@ use crate::cluster::store::Store;
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
-
-/// sha256 (lowercase hex) of `code`.
-pub fn sha256_hex(code: &str) -> String {
-    hex::encode(Sha256::digest(code.as_bytes()))
-}
 
 /// Why code was refused before any game (from the engine's load check).
 pub fn check_code(code: &str) -> Result<(), worker::qianwang::LoadError> {
@@ -72,7 +66,7 @@ impl CodeFolder {
 
     /// Writes `code` under its hash (atomically; nothing to do when it is already there).
     pub fn put(&self, code: &str) -> Result<String> {
-        let sha = sha256_hex(code);
+        let sha = shared::manifest::sha256_hex(code.as_bytes());
         let path = self.path(&sha);
         if !path.exists() {
             let tmp = self.dir.join(format!(".{sha}.{}.tmp", std::process::id()));
@@ -103,7 +97,7 @@ impl Artifacts for CodeFolder {
         let path = self.path(&program.sha256);
         let bytes = std::fs::read(&path)
             .map_err(|e| JobFailure::Artifact(format!("reading {}: {e}", path.display())))?;
-        let got = hex::encode(Sha256::digest(&bytes));
+        let got = shared::manifest::sha256_hex(&bytes);
         if got != program.sha256 {
             return Err(JobFailure::Artifact(format!(
                 "{} hashes to {got}, not {}",

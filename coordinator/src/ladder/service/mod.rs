@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::db::{Db, PlayerRow};
 use super::error::ApiError;
-use super::farm::{self, Farm, TrainingBot};
+use super::farm::{Farm, TrainingBot};
 use super::limits::Limiter;
 use super::mail::Mailer;
 
@@ -54,7 +54,7 @@ pub fn new_key() -> (String, String) {
 }
 
 pub fn key_hash(key: &str) -> String {
-    farm::sha256_hex(key)
+    shared::manifest::sha256_hex(key.as_bytes())
 }
 
 fn random_hex(bytes: usize) -> String {

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use shared::{Fault, FaultKind};
 
 use super::action::{Action, Input};
@@ -173,7 +172,7 @@ pub fn content_digest_of(document: &Value) -> String {
     if let Some(o) = v.as_object_mut() {
         o.shift_remove("digest");
     }
-    hex::encode(Sha256::digest(v.to_string().as_bytes()))
+    shared::manifest::sha256_hex(v.to_string().as_bytes())
 }
 
 /// Collects a match turn by turn for the worker's referee loop.
