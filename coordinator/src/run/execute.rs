@@ -276,7 +276,6 @@ pub async fn drive<T: Transport>(
                 let Some(r) = log.pop_ready()? else { break };
                 live.add(&r);
                 metrics.checkpointed(r.result.as_ref());
-                progress.done(&r);
                 since_report += 1;
                 if let Some(rule) = stop.as_mut() {
                     if let Some(why) = rule.observe(&r) {
@@ -286,6 +285,7 @@ pub async fn drive<T: Transport>(
                         progress.set_status(s);
                     }
                 }
+                progress.done(&r);
             }
             timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
         }
