@@ -5,6 +5,8 @@
 //! the list comes from the folder's compile_failures.json (read once, at the first write), so a
 //! rebuilt report (`farm report`) says the same as the live one. [`Live::verdict`] says when a
 //! run whose every match has a result must still not exit 0: none of its games counts.
+//! A run stopped before its schedule ended ([`Live::set_stop`]) says so at the top of 汇总.md
+//! and in a `stopped` object of bt.json; a run that was not stopped writes neither.
 
 use std::path::Path;
 
@@ -30,6 +32,32 @@ pub struct Timings {
     pub report_seconds: f64,
 }
 
+/// Why a run stopped before its schedule ended, and how much of it was played.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct StopNote {
+    /// Why, in words a user reads (e.g. "every adjacent pair separated at 95%").
+    pub reason: String,
+    /// Matches with a result (or failed for good) when the run stopped.
+    pub matches_played: u64,
+    /// Matches in the full schedule.
+    pub matches_scheduled: u64,
+    /// Matches that were in flight at the stop and were cancelled (not played).
+    pub cancelled: u64,
+}
+
+impl StopNote {
+    /// The line at the top of 汇总.md.
+    pub fn markdown(&self) -> String {
+        format!(
+            "> **Stopped early: {}; {} of {} scheduled matches played ({} in flight cancelled).**\n\n",
+            self.reason.replace('\n', " "),
+            self.matches_played,
+            self.matches_scheduled,
+            self.cancelled
+        )
+    }
+}
+
 /// Running state of the views: O(players x sizes) statistics and pair counts, never the rows.
 pub struct Live {
     names: Vec<String>,
@@ -39,6 +67,8 @@ pub struct Live {
     failed: Vec<(u64, String)>,
     /// Bots that did not compile and played anyway; `None` until read from the folder.
     not_compiled: Option<Vec<String>>,
+    /// Set when the run stopped before its schedule ended.
+    stop: Option<StopNote>,
 }
 
 impl Live {
@@ -51,7 +81,14 @@ impl Live {
             anchor,
             failed: Vec::new(),
             not_compiled: None,
+            stop: None,
         }
+    }
+
+    /// Record that the run stopped before its schedule ended: every view written afterwards
+    /// (汇总.md, bt.json) says why and how much was played.
+    pub fn set_stop(&mut self, note: StopNote) {
+        self.stop = Some(note);
     }
 
     /// Read (once) which bots were let play without compiling, from `dir`.
@@ -146,23 +183,33 @@ impl Live {
                 serde_json::json!(self.not_compiled()),
             );
         }
+        if let (Some(obj), Some(stop)) = (v.as_object_mut(), &self.stop) {
+            obj.insert(
+                "stopped".to_string(),
+                serde_json::to_value(stop).unwrap_or(Value::Null),
+            );
+        }
         v
     }
 
     fn report_text(&mut self) -> String {
         let fit = self.bt.fit();
         let mut text = self.tally.render(Some(&fit));
+        let mut notices = String::new();
         if !self.not_compiled().is_empty() {
-            let notice = format!(
+            notices.push_str(&format!(
                 "> **注意：本次以 --allow-compile-failures 运行。** 以下选手的源代码未能编译：{}。\
                  它们在自己参加的每一局第 0 回合即被淘汰（compile_failure），这些对局不计分；\
                  编译器输出见 compile_failures.json。\n\n",
                 self.not_compiled().join("、")
-            );
-            // Right below the title line, above every table.
-            let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
-            text.insert_str(at, &notice);
+            ));
         }
+        if let Some(stop) = &self.stop {
+            notices.push_str(&stop.markdown());
+        }
+        // Right below the title line, above every table.
+        let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
+        text.insert_str(at, &notices);
         if !self.failed.is_empty() {
             text.push_str("\n## 未完成的对局（基础设施故障，不计分）\n\n|对局|原因|\n|---:|---|\n");
             for (n, why) in &self.failed {
@@ -241,4 +288,77 @@ pub fn write_results_json(dir: &Path) -> Result<()> {
         .collect();
     let text = serde_json::to_string_pretty(&rows).context("encoding results.json")? + "\n";
     write_atomic(&dir.join("results.json"), text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(number: u64, first: &str, second: &str) -> Row {
+        Row {
+            number,
+            size: 2,
+            result: Some(serde_json::json!({
+                "valid_for_scoring": true,
+                "names": [first, second],
+                "ranks": [1, 2],
+                "survival_points": [1.0, 0.0],
+                "kill_points": [0.5, 0.0],
+                "points": [1.5, 0.0],
+                "errors": [0, 0],
+            })),
+            failed: None,
+        }
+    }
+
+    fn live() -> Live {
+        let mut live = Live::new(vec!["a".into(), "b".into()], vec![2], "a".into());
+        live.not_compiled = Some(Vec::new());
+        for (n, (x, y)) in [("a", "b"), ("b", "a"), ("a", "b"), ("a", "b")]
+            .into_iter()
+            .enumerate()
+        {
+            live.add(&row(n as u64 + 1, x, y));
+        }
+        live
+    }
+
+    #[test]
+    fn stop_note_in_report_and_bt_json_only_when_set() {
+        let mut plain = live();
+        let (text, bt) = (plain.report_text(), plain.bt_json());
+        assert!(!text.contains("Stopped early"), "{text}");
+        assert!(bt.get("stopped").is_none(), "{bt}");
+
+        let mut stopped = live();
+        let note = StopNote {
+            reason: "every adjacent pair separated at 95%".into(),
+            matches_played: 4,
+            matches_scheduled: 12,
+            cancelled: 2,
+        };
+        stopped.set_stop(note.clone());
+        let text = stopped.report_text();
+        let line = "> **Stopped early: every adjacent pair separated at 95%; 4 of 12 scheduled \
+                    matches played (2 in flight cancelled).**\n\n";
+        assert!(
+            text.starts_with(&format!("# 对局统计汇总\n\n{line}")),
+            "{text}"
+        );
+        // Everything else is the unstopped report.
+        assert_eq!(text.replacen(line, "", 1), plain.report_text());
+        let bt2 = stopped.bt_json();
+        assert_eq!(
+            bt2["stopped"],
+            serde_json::json!({"reason": "every adjacent pair separated at 95%",
+                "matches_played": 4, "matches_scheduled": 12, "cancelled": 2})
+        );
+        let mut without = bt2.clone();
+        if let Some(o) = without.as_object_mut() {
+            o.remove("stopped");
+        }
+        assert_eq!(without, bt);
+        let back: StopNote = serde_json::from_value(bt2["stopped"].clone()).unwrap();
+        assert_eq!(back, note);
+    }
 }
