@@ -71,7 +71,11 @@ fn assert_whole_pairs(out: &Path, pairs: u64) {
     let rows = results.as_array().unwrap();
     assert_eq!(rows.len() as u64, 2 * pairs, "two matches per counted pair");
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r["match"], i as u64 + 1, "results.json is a prefix of the schedule");
+        assert_eq!(
+            r["match"],
+            i as u64 + 1,
+            "results.json is a prefix of the schedule"
+        );
     }
 }
 
@@ -96,7 +100,10 @@ fn search_beats_baseline_and_a_killed_test_resumes_to_the_same_verdict() {
         .sum();
     assert_eq!(counts + v["pairs_void"].as_u64().unwrap(), pairs);
     assert!(out.contains("H1 accepted"), "{out}");
-    assert!(err.contains("sprt pair 1:"), "a line per pair on stderr:\n{err}");
+    assert!(
+        err.contains("sprt pair 1:"),
+        "a line per pair on stderr:\n{err}"
+    );
     assert_eq!(
         err.matches("sprt pair ").count() as u64,
         pairs,
@@ -125,8 +132,14 @@ fn search_beats_baseline_and_a_killed_test_resumes_to_the_same_verdict() {
     let was_running = child.try_wait().unwrap().is_none();
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(was_running, "the coordinator ended before it could be killed");
-    assert!(!killed.join("sprt.json").exists(), "killed before the verdict");
+    assert!(
+        was_running,
+        "the coordinator ended before it could be killed"
+    );
+    assert!(
+        !killed.join("sprt.json").exists(),
+        "killed before the verdict"
+    );
     let mut args = h1_args(&killed);
     args.push("--resume".into());
     let (code, out, err) = run(farm().args(&args));
@@ -204,7 +217,13 @@ fn refusals_name_what_is_wrong() {
         assert!(!tmp.path().join("x").exists(), "nothing written");
     }
     let (code, _, err) = run(farm().args([
-        "sprt", "--new", SEARCH, "--base", "Search=bots/bomberman/baseline.cpp", "--output", o,
+        "sprt",
+        "--new",
+        SEARCH,
+        "--base",
+        "Search=bots/bomberman/baseline.cpp",
+        "--output",
+        o,
     ]));
     assert_eq!(code, 2);
     assert!(err.contains("different names"), "{err}");

@@ -79,7 +79,10 @@ fn stops_at_a_unit_boundary_with_the_full_runs_ranking() {
     let full = tmp.path().join("full");
     let (code, out, err) = run(farm().args(args(&full, &[])));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(!full.join("stopped.json").exists(), "a run without the flag never stops early");
+    assert!(
+        !full.join("stopped.json").exists(),
+        "a run without the flag never stops early"
+    );
     let full_results = results_without_timing(&full);
     let total = full_results.as_array().unwrap().len();
     assert_eq!(total, 160);
@@ -102,7 +105,11 @@ fn stops_at_a_unit_boundary_with_the_full_runs_ranking() {
         unit_key(&schedule, played),
         "the cut falls between two units"
     );
-    assert_eq!(ranking(&settled), ranking(&full), "same ranking as the full run");
+    assert_eq!(
+        ranking(&settled),
+        ranking(&full),
+        "same ranking as the full run"
+    );
     let stopped = json(&settled.join("stopped.json"));
     assert_eq!(stopped["matches_played"], played as u64);
     assert_eq!(stopped["matches_scheduled"], total as u64);
@@ -114,15 +121,24 @@ fn stops_at_a_unit_boundary_with_the_full_runs_ranking() {
     let identity = std::fs::read_to_string(settled.join("identity.json")).unwrap();
     assert!(identity.contains("until_settled"), "{identity}");
     let plain = std::fs::read_to_string(full.join("identity.json")).unwrap();
-    assert!(!plain.contains("until_settled"), "recorded only with the flag");
+    assert!(
+        !plain.contains("until_settled"),
+        "recorded only with the flag"
+    );
 
     // A resume of the stopped run plays nothing and stops at the same match.
     let (code, out, err) = run(farm().args(args(&settled, &["--until-settled", "--resume"])));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert_eq!(results_without_timing(&settled), results);
-    assert_eq!(json(&settled.join("stopped.json"))["matches_played"], played as u64);
+    assert_eq!(
+        json(&settled.join("stopped.json"))["matches_played"],
+        played as u64
+    );
     // Without the flag (or with another confidence) the resume is refused.
-    for extra in [vec!["--resume"], vec!["--resume", "--until-settled", "--confidence", "0.9"]] {
+    for extra in [
+        vec!["--resume"],
+        vec!["--resume", "--until-settled", "--confidence", "0.9"],
+    ] {
         let (code, _, err) = run(farm().args(args(&settled, &extra)));
         assert_eq!(code, 2, "{extra:?}: {err}");
         assert!(err.contains("resume rejected"), "{extra:?}: {err}");
@@ -136,7 +152,13 @@ fn max_matches_stops_at_the_last_whole_unit_within_it() {
     // Units of the 4-player part are 8 matches long: 20 allows two whole units.
     let (code, out, err) = run(farm().args(args(
         &out_dir,
-        &["--until-settled", "--confidence", "0.999", "--max-matches", "20"],
+        &[
+            "--until-settled",
+            "--confidence",
+            "0.999",
+            "--max-matches",
+            "20",
+        ],
     )));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let results = results_without_timing(&out_dir);
@@ -144,7 +166,10 @@ fn max_matches_stops_at_the_last_whole_unit_within_it() {
     let stopped = json(&out_dir.join("stopped.json"));
     assert_eq!(stopped["matches_played"], 16);
     assert!(
-        stopped["reason"].as_str().unwrap().contains("--max-matches 20"),
+        stopped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--max-matches 20"),
         "{stopped}"
     );
     let (code, _, err) = run(farm().args(args(
@@ -152,5 +177,8 @@ fn max_matches_stops_at_the_last_whole_unit_within_it() {
         &["--until-settled", "--max-matches", "5"],
     )));
     assert_eq!(code, 2);
-    assert!(err.contains("smaller than the schedule's first unit"), "{err}");
+    assert!(
+        err.contains("smaller than the schedule's first unit"),
+        "{err}"
+    );
 }

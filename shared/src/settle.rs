@@ -141,8 +141,7 @@ pub fn settled<S: AsRef<str>>(
 /// is a draw), as Bradley–Terry and the report's Tally read a 2-player result. `None` when the
 /// game does not count for scoring, is not a 2-player game, or `bot` is not seated in it.
 pub fn game_score(game: &GameResult, bot: &str) -> Option<GameScore> {
-    if !game.valid_for_scoring || game.size != 2 || game.names.len() != 2 || game.ranks.len() != 2
-    {
+    if !game.valid_for_scoring || game.size != 2 || game.names.len() != 2 || game.ranks.len() != 2 {
         return None;
     }
     let me = game.names.iter().position(|n| n == bot)?;
@@ -203,7 +202,11 @@ impl SprtRun {
     /// Adds one pair (the tested bot's scores in its two games; `None` for a game that does
     /// not count, which voids the pair) and returns the end of the test if it ends here. Once
     /// ended, the run does not change any more.
-    pub fn add_pair(&mut self, first: Option<GameScore>, second: Option<GameScore>) -> Option<SprtEnd> {
+    pub fn add_pair(
+        &mut self,
+        first: Option<GameScore>,
+        second: Option<GameScore>,
+    ) -> Option<SprtEnd> {
         if self.end.is_some() {
             return self.end;
         }
@@ -247,10 +250,7 @@ mod tests {
             e(3, 6, &[2, 0, 1]),
         ];
         assert_eq!(unit_ids(&s), [0, 0, 1, 1, 2, 3, 3]);
-        assert_eq!(
-            unit_ends(&s),
-            [false, true, false, true, true, false, true]
-        );
+        assert_eq!(unit_ends(&s), [false, true, false, true, true, false, true]);
         assert!(unit_ids(&[]).is_empty());
     }
 }

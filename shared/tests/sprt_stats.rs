@@ -418,8 +418,15 @@ fn the_commands_stop_rule_keeps_alpha_and_beta() {
 fn the_pair_cap_ends_the_test() {
     use shared::settle::{SprtEnd, SprtRun};
     let mut run = SprtRun::new(Sprt::new(0.0, 5.0, 0.05, 0.05).unwrap(), 3);
-    assert_eq!(run.add_pair(Some(GameScore::Win), Some(GameScore::Loss)), None);
-    assert_eq!(run.add_pair(None, Some(GameScore::Loss)), None, "a void pair");
+    assert_eq!(
+        run.add_pair(Some(GameScore::Win), Some(GameScore::Loss)),
+        None
+    );
+    assert_eq!(
+        run.add_pair(None, Some(GameScore::Loss)),
+        None,
+        "a void pair"
+    );
     assert_eq!(
         run.add_pair(Some(GameScore::Draw), Some(GameScore::Draw)),
         Some(SprtEnd::MaxPairs)

@@ -313,22 +313,27 @@ pub async fn drive<T: Transport>(
     drop(log);
     // A run cut by --max-matches ends at its limit without the rule having to say so.
     if cut.is_none() && limit < scheduled && written == limit {
-        cut = Some((limit, format!("the last whole unit within the limit ends at match {limit}")));
+        cut = Some((
+            limit,
+            format!("the last whole unit within the limit ends at match {limit}"),
+        ));
     }
     // A rule that ends the run at its last match has not cut anything.
-    let stopped = cut.filter(|(after, _)| *after < scheduled).map(|(after, reason)| Stopped {
-        reason,
-        after,
-        matches_played: written,
-        matches_scheduled: scheduled,
-        cancelled: cancelled.len() as u64,
-        kept_ahead: ahead.len() as u64,
-        cut_numbers: {
-            let mut v: Vec<u64> = cancelled.iter().chain(&ahead).copied().collect();
-            v.sort_unstable();
-            v
-        },
-    });
+    let stopped = cut
+        .filter(|(after, _)| *after < scheduled)
+        .map(|(after, reason)| Stopped {
+            reason,
+            after,
+            matches_played: written,
+            matches_scheduled: scheduled,
+            cancelled: cancelled.len() as u64,
+            kept_ahead: ahead.len() as u64,
+            cut_numbers: {
+                let mut v: Vec<u64> = cancelled.iter().chain(&ahead).copied().collect();
+                v.sort_unstable();
+                v
+            },
+        });
     if let Some(s) = &stopped {
         super::stop::record(&mut live, &out, s)?;
     }

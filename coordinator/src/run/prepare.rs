@@ -186,10 +186,9 @@ pub fn tournament_of_run(args: &RunArgs) -> Tournament {
 pub fn prepare(args: &RunArgs) -> Result<Plan> {
     let mut tournament = tournament_of_run(args);
     if let Some(s) = args.settle_settings() {
-        tournament.scoring_extra.push((
-            super::stop::UNTIL_SETTLED.to_string(),
-            s.identity_value(),
-        ));
+        tournament
+            .scoring_extra
+            .push((super::stop::UNTIL_SETTLED.to_string(), s.identity_value()));
     }
     prepare_with(&Setup::of_run(args), tournament)
 }

@@ -55,8 +55,23 @@ pub struct Stopped {
 /// File in the output folder describing an early stop (written only when a run stopped early).
 pub const STOPPED_NAME: &str = "stopped.json";
 
-/// Record an early stop in the output folder (stopped.json) and in the live views.
-pub fn record(_live: &mut super::outputs::Live, dir: &Path, stopped: &Stopped) -> Result<()> {
+/// Record an early stop in the live views (汇总.md and bt.json say it) and in the output
+/// folder (stopped.json, with the cut and the results kept ahead of it).
+pub fn record(live: &mut super::outputs::Live, dir: &Path, stopped: &Stopped) -> Result<()> {
+    let mut reason = stopped.reason.clone();
+    if stopped.kept_ahead > 0 {
+        reason.push_str(&format!(
+            "; {} results that arrived ahead of the cut are kept in {}, not counted",
+            stopped.kept_ahead,
+            super::checkpoint::AHEAD_NAME
+        ));
+    }
+    live.set_stop(super::outputs::StopNote {
+        reason,
+        matches_played: stopped.matches_played,
+        matches_scheduled: stopped.matches_scheduled,
+        cancelled: stopped.cancelled,
+    });
     crate::fsio::write_atomic(
         &dir.join(STOPPED_NAME),
         (serde_json::to_string_pretty(stopped)? + "\n").as_bytes(),
@@ -162,7 +177,8 @@ impl StopRule for UntilSettled {
         let i = row.number.checked_sub(1)? as usize;
         if let Some(g) = game_of(row) {
             self.games.push(g);
-            self.units.push(self.ids.get(i).copied().unwrap_or(u32::MAX));
+            self.units
+                .push(self.ids.get(i).copied().unwrap_or(u32::MAX));
         }
         if !self.ends.get(i).copied().unwrap_or(false) {
             return None;

@@ -40,8 +40,10 @@ pub fn global() -> &'static SprtMetrics {
             "farm_sprt_upper_bound",
             "SPRT upper bound ln((1-beta)/alpha): H1 is accepted above it",
         ),
-        pairs: reg(IntGauge::new("farm_sprt_pairs", "Game pairs counted by the SPRT so far")
-            .expect("static metric definition")),
+        pairs: reg(
+            IntGauge::new("farm_sprt_pairs", "Game pairs counted by the SPRT so far")
+                .expect("static metric definition"),
+        ),
         elo: gauge(
             "farm_sprt_elo",
             "Elo estimate of the tested bot against the base (logistic, per game)",

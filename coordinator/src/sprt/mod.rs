@@ -39,11 +39,21 @@ pub struct SprtArgs {
     #[arg(long, value_name = "NAME=PROGRAM")]
     pub base: String,
     /// H0: the new bot is this many Elo (logistic, per game) stronger than the base.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_name = "ELO")]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        value_name = "ELO"
+    )]
     pub elo0: f64,
     /// H1: the new bot is this many Elo stronger (must exceed --elo0). The closer to --elo0,
     /// the more pairs a verdict takes.
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_name = "ELO")]
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        allow_negative_numbers = true,
+        value_name = "ELO"
+    )]
     pub elo1: f64,
     /// Chance of accepting H1 when H0 holds (false positive).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
@@ -94,8 +104,8 @@ fn seed_of(args: &SprtArgs) -> Result<Option<String>> {
     let path = args.output.join("identity.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("nothing to resume: reading {}", path.display()))?;
-    let saved: Identity = serde_json::from_str(&text)
-        .with_context(|| format!("{} is malformed", path.display()))?;
+    let saved: Identity =
+        serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
     Ok(Some(saved.schedule.schedule_seed.to_string()))
 }
 
@@ -105,10 +115,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
     if args.max_pairs == 0 || args.max_pairs > i64::MAX as u64 {
         bail!("--max-pairs must be positive");
     }
-    let (new, base) = (
-        name_of(&args.new, "--new")?,
-        name_of(&args.base, "--base")?,
-    );
+    let (new, base) = (name_of(&args.new, "--new")?, name_of(&args.base, "--base")?);
     if new == base {
         bail!("--new and --base must have different names (both are {new:?})");
     }

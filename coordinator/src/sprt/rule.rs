@@ -66,7 +66,11 @@ impl SprtRule {
 
     fn publish(&self) {
         let status = self.run.status();
-        super::metrics::global().set(&status, self.run.counts.pairs(), &elo_estimate(&self.run.counts));
+        super::metrics::global().set(
+            &status,
+            self.run.counts.pairs(),
+            &elo_estimate(&self.run.counts),
+        );
     }
 
     /// "H1 accepted", "H0 accepted" or "inconclusive".
