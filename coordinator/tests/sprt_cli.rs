@@ -254,5 +254,8 @@ fn on_the_cluster_the_same_seed_gives_the_same_verdict_and_counts() {
     let got = sprt_json(&f.output());
     assert_eq!(key(&got), key(&want), "cluster test differs from embedded");
     assert_whole_pairs(&f.output(), got["pairs_played"].as_u64().unwrap());
+    assert!(err.contains("RabbitMQ"), "it ran on the cluster:\n{err}");
+    // The helpers find the tournament's queue name in the coordinator's log.
+    std::fs::write(f.dir.path().join("coordinator.err"), &err).unwrap();
     f.assert_queues_gone();
 }
