@@ -88,6 +88,7 @@ impl Settled {
 /// `sizes` are the tournament's sizes; only those with a counted game so far take part.
 /// `Err` when the ratings cannot be fitted yet (a bot not linked to the anchor, no counted
 /// game): not settled.
+#[allow(clippy::too_many_arguments)]
 pub fn settled<S: AsRef<str>>(
     games: &[GameResult],
     units: &[u32],

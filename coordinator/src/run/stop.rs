@@ -145,9 +145,10 @@ impl UntilSettled {
                 let last_end = ends
                     .iter()
                     .enumerate()
-                    .filter(|(i, &e)| e && (*i as u64) < max)
+                    .take(usize::try_from(max).unwrap_or(usize::MAX))
+                    .filter(|(_, &e)| e)
                     .map(|(i, _)| i as u64 + 1)
-                    .last();
+                    .next_back();
                 match last_end {
                     Some(n) => Some(n),
                     None => bail!(
