@@ -7,9 +7,10 @@
 //! whether every adjacent pair of the current Bradley–Terry ranking is separated: refitted on
 //! map-unit resamples ([`crate::bootstrap::resample_ratings`]), the higher bot of each pair must
 //! stay strictly above the lower one in at least `confidence` of the resamples asked for (a
-//! resample that cannot be fitted counts against). Until a size has a counted game the fit uses
-//! the sizes seen so far (each with equal weight, as bt.py weighs sizes). The decision waits
-//! for [`MIN_UNITS`] units, so that the bootstrap is never asked to speak for two or three maps.
+//! resample that cannot be fitted counts against). The ranking judged is the one bt.json
+//! reports (every size of the tournament, weighted as bt.py weighs them), so nothing is settled
+//! before each size has a counted game. The decision waits for [`MIN_UNITS`] units, so that the
+//! bootstrap is never asked to speak for two or three maps.
 //!
 //! A two-bot test is played in pairs (one map, both seat orders); [`SprtRun`] adds each pair's
 //! two game scores ([`game_score`]) to a pentanomial and stops at an SPRT bound or at the pair
@@ -85,9 +86,8 @@ impl Settled {
 }
 
 /// Whether the ranking of `games` (unit `units[i]` for `games[i]`) is settled at `confidence`.
-/// `sizes` are the tournament's sizes; only those with a counted game so far take part.
-/// `Err` when the ratings cannot be fitted yet (a bot not linked to the anchor, no counted
-/// game): not settled.
+/// `sizes` are the tournament's sizes. `Err` when the ratings cannot be fitted yet (a size
+/// without a counted game, a bot not linked to the anchor): not settled.
 #[allow(clippy::too_many_arguments)]
 pub fn settled<S: AsRef<str>>(
     games: &[GameResult],
@@ -99,12 +99,7 @@ pub fn settled<S: AsRef<str>>(
     resamples: usize,
     seed: u64,
 ) -> Result<Settled, BootstrapError> {
-    let played: Vec<usize> = sizes
-        .iter()
-        .copied()
-        .filter(|&s| games.iter().any(|g| g.size == s && g.valid_for_scoring))
-        .collect();
-    let r = resample_ratings(games, units, roster, &played, anchor, resamples, seed)?;
+    let r = resample_ratings(games, units, roster, sizes, anchor, resamples, seed)?;
     let ranking: Vec<(String, f64)> = r
         .fit
         .ranked()
