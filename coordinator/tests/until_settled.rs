@@ -118,6 +118,13 @@ fn stops_at_a_unit_boundary_with_the_full_runs_ranking() {
         "{stopped}"
     );
     assert!(out.contains("stopped early"), "{out}");
+    let report = std::fs::read_to_string(settled.join("汇总.md")).unwrap();
+    assert!(
+        report.contains("Stopped early"),
+        "汇总.md says why:\n{report}"
+    );
+    let bt = json(&settled.join("bt.json"));
+    assert_eq!(bt["stopped"]["matches_played"], played as u64, "{bt}");
     let identity = std::fs::read_to_string(settled.join("identity.json")).unwrap();
     assert!(identity.contains("until_settled"), "{identity}");
     let plain = std::fs::read_to_string(full.join("identity.json")).unwrap();
