@@ -12,5 +12,6 @@ pub mod metrics;
 pub mod progress;
 pub mod roster;
 pub mod run;
+pub mod sprt;
 pub mod transport;
 pub mod workspace;

@@ -32,6 +32,9 @@ enum Command {
     /// Run a tournament (the flags of the reference evaluate.py): schedule, matches, checkpoints,
     /// report (汇总.md), Bradley-Terry ratings (bt.json).
     Run(coordinator::run::RunArgs),
+    /// Sequential test of two bots on game pairs (one map, both seat orders): stops when the
+    /// SPRT accepts H1 (new is --elo1 better) or H0, or at --max-pairs; writes sprt.json.
+    Sprt(coordinator::sprt::SprtArgs),
     /// Rebuild 汇总.md, results.json and bt.json of a run's output folder from its results log
     /// (also while the run is still going).
     Report(cmd::report::ReportArgs),
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Run(a) => coordinator::run::run(a),
+        Command::Sprt(a) => coordinator::sprt::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Manifest(a) => cmd::manifest::run(a),
         Command::Worker(a) => cmd::worker::run(a),

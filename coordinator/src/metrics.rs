@@ -58,7 +58,7 @@ pub struct Metrics {
     started: OnceLock<(Instant, u64)>,
 }
 
-fn reg<C: prometheus::core::Collector + Clone + 'static>(c: C) -> C {
+pub(crate) fn reg<C: prometheus::core::Collector + Clone + 'static>(c: C) -> C {
     // A second registration of the same name can only happen if this module is misused; the
     // series still work, they are just not exported twice.
     if let Err(e) = prometheus::default_registry().register(Box::new(c.clone())) {

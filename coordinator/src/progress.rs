@@ -1,5 +1,7 @@
 //! Progress of a run for the operator: a bar with rate and ETA on a terminal, plain lines
 //! (`n/total ranks=[..] errors=[..]`, as the reference prints) when output is not a terminal.
+//! A run with a stop rule adds the rule's state (an SPRT's LLR and bounds, the weakest pair of
+//! an --until-settled ranking) to the bar's message and to each plain line.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -14,6 +16,8 @@ pub struct Progress {
     started: Instant,
     start_count: u64,
     count: u64,
+    /// The stop rule's state, shown beside the count.
+    status: Option<String>,
 }
 
 impl Progress {
@@ -38,6 +42,7 @@ impl Progress {
             started: Instant::now(),
             start_count: already,
             count: already,
+            status: None,
         }
     }
 
@@ -57,8 +62,17 @@ impl Progress {
                 let left = self.total.saturating_sub(self.count) as f64 / rate.max(1e-9);
                 match (&row.result, &row.failed) {
                     (Some(r), _) => println!(
-                        "{}/{} ranks={} errors={}  ({:.2} matches/s, ETA {:.0}s)",
-                        row.number, self.total, r["ranks"], r["errors"], rate, left
+                        "{}/{} ranks={} errors={}  ({:.2} matches/s, ETA {:.0}s){}",
+                        row.number,
+                        self.total,
+                        r["ranks"],
+                        r["errors"],
+                        rate,
+                        left,
+                        self.status
+                            .as_deref()
+                            .map(|s| format!("  {s}"))
+                            .unwrap_or_default()
                     ),
                     (None, f) => println!(
                         "{}/{} FAILED: {}",
@@ -68,6 +82,22 @@ impl Progress {
                     ),
                 }
             }
+        }
+    }
+
+    /// The stop rule's state now (shown from the next line on; on the bar, at once).
+    pub fn set_status(&mut self, status: String) {
+        if let Some(b) = &self.bar {
+            b.set_message(status.clone());
+        }
+        self.status = Some(status);
+    }
+
+    /// A line for the operator above the bar (or on its own line without a bar).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
         }
     }
 

@@ -73,10 +73,33 @@ struct UnitStats {
     cells: Vec<(usize, usize, u64, u64)>,
 }
 
-/// Bootstrap intervals for every rating. `units[i]` is the unit (map) of `games[i]`; only the
-/// games [`bt::fit`] counts (valid, of a listed size) matter, and units without such games are
-/// not resampled. `resamples` refits are drawn from `Random::new(seed)`.
-pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
+/// The refitted ratings of every resample (see [`resample_ratings`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resampled {
+    /// The full-data fit, as [`bt::fit`] returns it.
+    pub fit: BtFit,
+    /// Player names, roster order (duplicates removed, as in the fit).
+    pub names: Vec<String>,
+    /// `draws[player][k]`: the rating of `player` in the k-th fitted resample (anchor 0).
+    pub draws: Vec<Vec<f64>>,
+    /// Units resampled (those with at least one counted game).
+    pub units: usize,
+    /// Resamples asked for (`draws[p].len()` may be fewer: some could not be fitted).
+    pub resamples: usize,
+}
+
+impl Resampled {
+    /// Resamples that could be fitted.
+    pub fn fitted(&self) -> usize {
+        self.draws.first().map_or(0, Vec::len)
+    }
+}
+
+/// The ratings of each of `resamples` map-unit resamples, refitted as [`bt::fit`] fits; the
+/// common core of [`bootstrap`] and of the settled-ranking rule ([`crate::settle`]). Same
+/// arguments and refusals as [`bootstrap`], except that an all-unfittable set of resamples is
+/// returned (with no draws) rather than refused.
+pub fn resample_ratings<S: AsRef<str>, U: Hash + Eq>(
     games: &[GameResult],
     units: &[U],
     roster: &[S],
@@ -84,7 +107,7 @@ pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
     anchor: &str,
     resamples: usize,
     seed: u64,
-) -> Result<BootstrapFit, BootstrapError> {
+) -> Result<Resampled, BootstrapError> {
     if games.len() != units.len() {
         return Err(BootstrapError::UnitsLength {
             games: games.len(),
@@ -131,13 +154,42 @@ pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
             });
         }
     }
+    Ok(Resampled {
+        fit,
+        names: players.names.clone(),
+        draws,
+        units: stats.len(),
+        resamples,
+    })
+}
+
+/// Bootstrap intervals for every rating. `units[i]` is the unit (map) of `games[i]`; only the
+/// games [`bt::fit`] counts (valid, of a listed size) matter, and units without such games are
+/// not resampled. `resamples` refits are drawn from `Random::new(seed)`.
+pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
+    games: &[GameResult],
+    units: &[U],
+    roster: &[S],
+    sizes: &[usize],
+    anchor: &str,
+    resamples: usize,
+    seed: u64,
+) -> Result<BootstrapFit, BootstrapError> {
+    let Resampled {
+        fit,
+        names,
+        draws,
+        units,
+        resamples,
+    } = resample_ratings(games, units, roster, sizes, anchor, resamples, seed)?;
     let fitted = draws.first().map_or(0, Vec::len);
     if fitted == 0 {
         return Err(BootstrapError::NoUsableResample { resamples });
     }
+    let n = names.len();
     let mut intervals = Vec::with_capacity(n);
     let mut spread = Vec::with_capacity(n);
-    for (name, mut d) in players.names.iter().zip(draws) {
+    for (name, mut d) in names.iter().zip(draws) {
         let mean = d.iter().sum::<f64>() / d.len() as f64;
         let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (d.len().max(2) - 1) as f64;
         d.sort_by(f64::total_cmp);
@@ -154,7 +206,7 @@ pub fn bootstrap<S: AsRef<str>, U: Hash + Eq>(
         fit,
         intervals,
         spread,
-        units: stats.len(),
+        units,
         resamples,
         fitted,
         seed,

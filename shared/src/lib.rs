@@ -14,6 +14,7 @@ pub mod pyrandom;
 pub mod report;
 pub mod results;
 pub mod schedule;
+pub mod settle;
 pub mod sprt;
 
 pub use fault::{Fault, FaultKind};

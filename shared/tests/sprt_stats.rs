@@ -344,3 +344,98 @@ fn unequal_error_rates_hold_too() {
     assert!(h1 <= ceiling(0.05, RUNS), "false positives {h1}");
     assert!(h0 <= ceiling(0.1, RUNS), "false negatives {h0}");
 }
+
+/// One test through `shared::settle::SprtRun`, the stop logic `farm sprt` runs: each pair is two
+/// independent games (win s − d/2, draw d, loss the rest for the tested bot), scored game by
+/// game as the command scores them, with a pair cap.
+fn run_as_the_command(
+    test: Sprt,
+    elo: f64,
+    draw_ratio: f64,
+    rng: &mut Random,
+    max_pairs: u64,
+) -> (Option<shared::settle::SprtEnd>, u64) {
+    let s = expected_score(elo);
+    let win = s - draw_ratio / 2.0;
+    let mut game = || {
+        let u = rng.random();
+        if u < win {
+            GameScore::Win
+        } else if u < win + draw_ratio {
+            GameScore::Draw
+        } else {
+            GameScore::Loss
+        }
+    };
+    let mut run = shared::settle::SprtRun::new(test, max_pairs);
+    loop {
+        let (a, b) = (game(), game());
+        if let Some(end) = run.add_pair(Some(a), Some(b)) {
+            return (Some(end), run.pairs());
+        }
+    }
+}
+
+/// 2,500 simulated `farm sprt` runs at Elo = elo0 and 2,500 at Elo = elo1 (α = β = 0.05, no
+/// cap in reach): false positives within α and false negatives within β, each plus three
+/// binomial standard errors (+1.3 points), and never a run left undecided.
+#[test]
+fn the_commands_stop_rule_keeps_alpha_and_beta() {
+    use shared::settle::SprtEnd;
+    let test = Sprt::new(0.0, 40.0, 0.05, 0.05).unwrap();
+    const N: u64 = 2_500;
+    let mut rng = Random::new(2026);
+    let (mut false_pos, mut false_neg, mut pairs) = (0u64, 0u64, 0u64);
+    for _ in 0..N {
+        let (end, n) = run_as_the_command(test, 0.0, 0.2, &mut rng, 1_000_000);
+        pairs += n;
+        match end {
+            Some(SprtEnd::Bound(Verdict::AcceptH1)) => false_pos += 1,
+            Some(SprtEnd::Bound(Verdict::AcceptH0)) => {}
+            other => panic!("undecided run at elo0: {other:?}"),
+        }
+    }
+    for _ in 0..N {
+        let (end, n) = run_as_the_command(test, 40.0, 0.2, &mut rng, 1_000_000);
+        pairs += n;
+        match end {
+            Some(SprtEnd::Bound(Verdict::AcceptH0)) => false_neg += 1,
+            Some(SprtEnd::Bound(Verdict::AcceptH1)) => {}
+            other => panic!("undecided run at elo1: {other:?}"),
+        }
+    }
+    let (fp, fneg) = (false_pos as f64 / N as f64, false_neg as f64 / N as f64);
+    eprintln!(
+        "farm sprt's rule: false positives {fp:.4}, false negatives {fneg:.4} of {N} runs each; {:.1} pairs on average",
+        pairs as f64 / (2 * N) as f64
+    );
+    assert!(fp <= ceiling(0.05, N), "false positives {fp}");
+    assert!(fneg <= ceiling(0.05, N), "false negatives {fneg}");
+}
+
+/// The pair cap ends an undecidable test as `MaxPairs`, and an ended run does not move.
+#[test]
+fn the_pair_cap_ends_the_test() {
+    use shared::settle::{SprtEnd, SprtRun};
+    let mut run = SprtRun::new(Sprt::new(0.0, 5.0, 0.05, 0.05).unwrap(), 3);
+    assert_eq!(
+        run.add_pair(Some(GameScore::Win), Some(GameScore::Loss)),
+        None
+    );
+    assert_eq!(
+        run.add_pair(None, Some(GameScore::Loss)),
+        None,
+        "a void pair"
+    );
+    assert_eq!(
+        run.add_pair(Some(GameScore::Draw), Some(GameScore::Draw)),
+        Some(SprtEnd::MaxPairs)
+    );
+    assert_eq!((run.counts.counts, run.void_pairs), ([0, 0, 2, 0, 0], 1));
+    let before = run.clone();
+    assert_eq!(
+        run.add_pair(Some(GameScore::Win), Some(GameScore::Win)),
+        Some(SprtEnd::MaxPairs)
+    );
+    assert_eq!(run, before);
+}

@@ -4,7 +4,6 @@
 //! Workers need nothing local: they fetch the package by the job's digest and check it.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -12,15 +11,21 @@ use anyhow::{Context, Result};
 use shared::msg::ProgramRef;
 
 use super::store::Store;
-use crate::run::execute::drive;
+use crate::run::execute::{drive, Engine, Finished};
 use crate::run::prepare::Plan;
-use crate::run::RunArgs;
+use crate::run::stop::StopRule;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
 /// Run a prepared tournament on the cluster at `broker` (artifacts and bookkeeping in `redis`).
-pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> Result<ExitCode> {
-    let key = super::load_key(args.key_file.as_deref())?;
+pub async fn execute(
+    plan: Plan,
+    engine: &Engine,
+    broker: &str,
+    redis: &str,
+    stop: Option<&mut dyn StopRule>,
+) -> Result<Finished> {
+    let key = super::load_key(engine.key_file.as_deref())?;
     let store = Store::connect(redis).await?;
     let mut programs = Vec::with_capacity(plan.entries.len());
     let mut artifacts: Vec<(String, PathBuf)> = Vec::new();
@@ -39,7 +44,7 @@ pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> R
     // The referee package: its files, and its manifest's canonical text under the digest.
     let manifest = &plan.identity.engine_manifest;
     for (name, sha) in manifest.iter() {
-        let path = args.workspace.join(name);
+        let path = engine.workspace.join(name);
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         anyhow::ensure!(
             shared::manifest::sha256_hex(&bytes) == sha,
@@ -81,5 +86,5 @@ pub async fn execute(plan: Plan, args: &RunArgs, broker: &str, redis: &str) -> R
     .await?;
     eprintln!("{}", transport.describe());
     eprintln!("{}", transport.view().await);
-    drive(plan, args, transport, programs).await
+    drive(plan, engine, transport, programs, stop).await
 }

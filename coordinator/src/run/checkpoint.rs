@@ -183,6 +183,8 @@ pub struct Log {
     waiting: BTreeMap<u64, Row>,
     /// Failed matches being played again: written whenever they arrive.
     redo: std::collections::BTreeSet<u64>,
+    /// Redone failed matches accepted and not yet popped.
+    redo_ready: std::collections::VecDeque<Row>,
     unsynced: usize,
 }
 
@@ -216,6 +218,7 @@ impl Log {
             next: done + 1,
             waiting: BTreeMap::new(),
             redo: Default::default(),
+            redo_ready: Default::default(),
             unsynced: 0,
         };
         for row in ahead {
@@ -253,14 +256,27 @@ impl Log {
     }
 
     /// Accept a row; returns the rows that became writable (in order), already buffered for
-    /// writing. Call [`Log::sync`] before treating them as counted.
+    /// writing. Call [`Log::sync`] before treating them as counted. ([`Log::offer`] and
+    /// [`Log::pop_ready`] one at a time, for a caller that may stop between two rows.)
     pub fn push(&mut self, row: Row) -> Result<Vec<Row>> {
-        if self.has(row.number) {
-            return Ok(Vec::new());
+        self.offer(row)?;
+        let mut ready = Vec::new();
+        while let Some(row) = self.pop_ready()? {
+            ready.push(row);
+        }
+        Ok(ready)
+    }
+
+    /// Accept a row without writing it in order yet: a row ahead of the next one goes to the
+    /// side journal (durable at the next [`Log::sync`]); the next row (or a failed match
+    /// played again) waits for [`Log::pop_ready`]. A row already in the log is ignored.
+    pub fn offer(&mut self, row: Row) -> Result<()> {
+        if self.has(row.number) || self.redo_ready.iter().any(|r| r.number == row.number) {
+            return Ok(());
         }
         if self.redo.remove(&row.number) {
-            self.write(&row)?;
-            return Ok(vec![row]);
+            self.redo_ready.push_back(row);
+            return Ok(());
         }
         if row.number != self.next {
             let mut line = serde_json::to_vec(&row)?;
@@ -272,13 +288,24 @@ impl Log {
             self.ahead_bytes += line.len() as u64;
         }
         self.waiting.insert(row.number, row);
-        let mut ready = Vec::new();
-        while let Some(row) = self.waiting.remove(&self.next) {
+        Ok(())
+    }
+
+    /// Write the next row that can go into the log in order (a redone failed match first) and
+    /// return it; `None` when the next row has not arrived. Every row still waiting when the
+    /// caller stops popping is in the side journal (only the next row skips it, and that one
+    /// is always popped first).
+    pub fn pop_ready(&mut self) -> Result<Option<Row>> {
+        if let Some(row) = self.redo_ready.pop_front() {
             self.write(&row)?;
-            self.next += 1;
-            ready.push(row);
+            return Ok(Some(row));
         }
-        Ok(ready)
+        let Some(row) = self.waiting.remove(&self.next) else {
+            return Ok(None);
+        };
+        self.write(&row)?;
+        self.next += 1;
+        Ok(Some(row))
     }
 
     /// Make everything pushed so far durable, in the log or in the journal (no-op when nothing

@@ -3,6 +3,7 @@
 //! schedule order, refit ratings live, refresh the report, and write the final files.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +17,8 @@ use worker::job::LocalArtifacts;
 use super::checkpoint::{Log, Row, LOG_NAME};
 use super::outputs::{Live, Timings};
 use super::prepare::Plan;
-use super::RunArgs;
+use super::stop::{StopRule, Stopped};
+use crate::botprep::SandboxArgs;
 use crate::progress::Progress;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
@@ -24,15 +26,51 @@ use crate::transport::Transport;
 /// How often an infrastructure failure of one match is retried before it is reported failed.
 const RETRIES: u32 = 2;
 
-pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
-    if let Some(broker) = &args.broker {
-        let redis = args
-            .redis
-            .as_deref()
-            .context("cluster mode needs --redis (or FARM_REDIS)")?;
-        return crate::cluster::coordinate::execute(plan, args, broker, redis).await;
+/// How the engine runs a plan: where the referee package is, the sandbox for embedded
+/// workers, the cluster to use (if any) and whether failed matches are played again. Built by
+/// `farm run` and `farm sprt` from their flags; the engine never sees clap arguments.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    pub workspace: PathBuf,
+    pub redo_failed: bool,
+    /// RabbitMQ URL: cluster mode when set (embedded local workers otherwise).
+    pub broker: Option<String>,
+    pub redis: Option<String>,
+    pub key_file: Option<PathBuf>,
+    pub sandbox: SandboxArgs,
+    /// The match clock every job carries.
+    pub clock: crate::clock::ClockArgs,
+}
+
+impl Engine {
+    /// The engine settings of `farm run`'s flags.
+    pub fn of_run(args: &super::RunArgs) -> Engine {
+        Engine {
+            workspace: args.workspace.clone(),
+            redo_failed: args.redo_failed,
+            broker: args.cluster.broker.clone(),
+            redis: args.cluster.redis.clone(),
+            key_file: args.cluster.key_file.clone(),
+            sandbox: args.sandbox.clone(),
+            clock: args.clock.clone(),
+        }
     }
-    let prep = crate::botprep::BotPrep::new(&args.sandbox)?;
+}
+
+/// How a run ended.
+pub struct Finished {
+    pub code: ExitCode,
+    /// Set when a stop rule ended the run before the end of the schedule.
+    pub stopped: Option<Stopped>,
+}
+
+/// Run a plan on embedded local workers.
+pub async fn embedded(
+    plan: Plan,
+    engine: &Engine,
+    stop: Option<&mut dyn StopRule>,
+) -> Result<Finished> {
+    let prep = crate::botprep::BotPrep::new(&engine.sandbox)?;
     // Prove this host can run a bot before any match is played (a host problem would
     // otherwise show up as every match failing).
     let report = prep.self_test()?;
@@ -48,40 +86,62 @@ pub async fn execute(plan: Plan, args: &RunArgs) -> Result<ExitCode> {
     let runner = Arc::new(prep.into_runner(format!("embedded@{}", hostname())));
     let transport = Embedded::start(plan.workers, plan.workers * 2, runner, Arc::new(artifacts));
     tracing::info!(transport = %transport.describe(), "dispatching");
-    drive(plan, args, transport, programs).await
+    drive(plan, engine, transport, programs, stop).await
 }
 
-/// The transport-independent loop.
+/// The transport-independent loop. With a stop rule, every row checkpointed in schedule order
+/// (resumed rows first) is shown to it; when it says stop, nothing more is published, the jobs
+/// still in flight are cancelled (their reports acknowledged and dropped), and the outputs are
+/// those of the run cut after that row.
 pub async fn drive<T: Transport>(
     plan: Plan,
-    args: &RunArgs,
+    engine: &Engine,
     mut transport: T,
     programs: Vec<ProgramRef>,
-) -> Result<ExitCode> {
+    mut stop: Option<&mut dyn StopRule>,
+) -> Result<Finished> {
     let started = Instant::now();
     let out = plan.output.clone();
     std::fs::create_dir_all(out.join("replays"))
         .with_context(|| format!("creating {}", out.join("replays").display()))?;
+    if stop.is_some() && engine.redo_failed {
+        anyhow::bail!(
+            "--redo-failed cannot be combined with a rule that stops the run early (--until-settled, farm sprt): the rule reads the results in schedule order; start a new run instead"
+        );
+    }
     let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
     let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone());
-    let total = plan.schedule.len() as u64;
+    let scheduled = plan.schedule.len() as u64;
+    let limit = stop
+        .as_ref()
+        .and_then(|r| r.limit())
+        .map_or(scheduled, |l| l.min(scheduled));
+    let mut cut: Option<(u64, String)> = None;
     let mut pending: VecDeque<u64> = VecDeque::new();
     let mut failed_before: Vec<u64> = Vec::new();
     for row in &plan.done {
-        if row.result.is_some() {
-            live.add(row);
-        } else if args.redo_failed {
+        if row.result.is_none() && engine.redo_failed {
             failed_before.push(row.number);
-        } else {
-            live.add(row);
+            continue;
+        }
+        live.add(row);
+        if cut.is_none() {
+            if let Some(rule) = stop.as_mut() {
+                if let Some(why) = rule.observe(row) {
+                    cut = Some((row.number, why));
+                }
+            }
         }
     }
     pending.extend(failed_before.iter().copied());
     let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64, &plan.ahead)?;
     let durable_ahead: std::collections::HashSet<u64> = log.waiting_numbers().into_iter().collect();
-    pending.extend(((plan.done.len() as u64 + 1)..=total).filter(|n| !durable_ahead.contains(n)));
+    pending.extend(((plan.done.len() as u64 + 1)..=limit).filter(|n| !durable_ahead.contains(n)));
     for n in &failed_before {
         log.allow_redo(*n);
+    }
+    if cut.is_some() {
+        pending.clear();
     }
     let make_job = |n: u64| -> Job {
         let e = &plan.schedule[(n - 1) as usize];
@@ -100,25 +160,40 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
-            extra: args.clock.job_extra(), // the clock travels in the job
+            extra: engine.clock.job_extra(), // the clock travels in the job
         }
     };
     let window = plan.workers * 2;
     let mut in_flight: HashMap<u64, u32> = HashMap::new();
-    let mut progress = Progress::new(total, plan.done.len() as u64);
+    let mut progress = Progress::new(limit, plan.done.len() as u64);
+    if let Some(s) = stop.as_ref().and_then(|r| r.status()) {
+        progress.set_status(s);
+    }
     let mut timings = Timings::default();
     let mut since_report = 0u64;
     let mut failures = 0u64;
+    let mut cancelled: Vec<u64> = Vec::new();
+    let mut announced = false;
     let metrics = crate::metrics::global();
     metrics.start(
         &plan.tournament,
         &transport.describe(),
-        total,
+        limit,
         plan.done.len() as u64,
         &names,
     );
     loop {
-        while in_flight.len() < window {
+        if let (Some((after, why)), false) = (&cut, announced) {
+            announced = true;
+            pending.clear();
+            let line = format!(
+                "stopping after match {after} of {scheduled}: {why}; {} jobs in flight are cancelled (acknowledged, not logged)",
+                in_flight.len()
+            );
+            tracing::info!("{line}");
+            progress.println(&line);
+        }
+        while cut.is_none() && in_flight.len() < window {
             let Some(n) = pending.pop_front() else { break };
             transport.publish(make_job(n)).await?;
             metrics.dispatched.inc();
@@ -129,6 +204,10 @@ pub async fn drive<T: Transport>(
             break;
         }
         let Some(first) = transport.next().await? else {
+            if cut.is_some() {
+                cancelled.extend(in_flight.drain().map(|(n, _)| n));
+                break;
+            }
             anyhow::bail!(
                 "every worker has stopped with {} matches in flight",
                 in_flight.len()
@@ -154,8 +233,15 @@ pub async fn drive<T: Transport>(
                 tracing::debug!(number = report.number, "dropped a duplicate report");
                 continue;
             }
-            timings.match_seconds += report.seconds;
             let n = report.number;
+            if cut.is_some() {
+                // The run has stopped: a job still in flight is cancelled, whatever it says.
+                in_flight.remove(&n);
+                cancelled.push(n);
+                tracing::debug!(number = n, "cancelled: the run stopped before it");
+                continue;
+            }
+            timings.match_seconds += report.seconds;
             let row = match accept(&plan, &names, &report, &out) {
                 Ok(row) => row,
                 Err(why) => {
@@ -187,14 +273,24 @@ pub async fn drive<T: Transport>(
                 completed.push(n);
             }
             let tick = Instant::now();
-            let ready = log.push(row)?;
-            timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
-            for r in ready {
+            log.offer(row)?;
+            // One row at a time: a stop rule may cut between two rows.
+            while cut.is_none() {
+                let Some(r) = log.pop_ready()? else { break };
                 live.add(&r);
                 metrics.checkpointed(r.result.as_ref());
-                progress.done(&r);
                 since_report += 1;
+                if let Some(rule) = stop.as_mut() {
+                    if let Some(why) = rule.observe(&r) {
+                        cut = Some((r.number, why));
+                    }
+                    if let Some(s) = rule.status() {
+                        progress.set_status(s);
+                    }
+                }
+                progress.done(&r);
             }
+            timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
         }
         let tick = Instant::now();
         log.sync()?;
@@ -203,7 +299,7 @@ pub async fn drive<T: Transport>(
         for tag in acks {
             transport.ack(tag).await?;
         }
-        if since_report >= plan.report_every || log.written() == total {
+        if since_report >= plan.report_every || log.written() == limit || cut.is_some() {
             let tick = Instant::now();
             live.write_report(&out)?;
             if let Ok(fit) = live.fit() {
@@ -215,10 +311,57 @@ pub async fn drive<T: Transport>(
     }
     transport.shutdown().await?;
     progress.finish();
+    let written = log.written();
+    let ahead = log.waiting_numbers();
+    drop(log);
+    // A run cut by --max-matches ends at its limit without the rule having to say so.
+    if cut.is_none() && limit < scheduled && written == limit {
+        cut = Some((
+            limit,
+            format!("the last whole unit within the limit ends at match {limit}"),
+        ));
+    }
+    // A rule that ends the run at its last match has not cut anything.
+    let stopped = cut
+        .filter(|(after, _)| *after < scheduled)
+        .map(|(after, reason)| Stopped {
+            reason,
+            after,
+            matches_played: written,
+            matches_scheduled: scheduled,
+            cancelled: cancelled.len() as u64,
+            kept_ahead: ahead.len() as u64,
+            cut_numbers: {
+                let mut v: Vec<u64> = cancelled.iter().chain(&ahead).copied().collect();
+                v.sort_unstable();
+                v
+            },
+        });
+    if let Some(s) = &stopped {
+        super::stop::record(&mut live, &out, s)?;
+    }
     timings.wall_seconds = started.elapsed().as_secs_f64();
     timings.workers = plan.workers;
     live.write_final(&out, &timings)?;
     print!("{}", live.ratings_table());
+    if let Some(s) = &stopped {
+        println!(
+            "stopped early: {}; {} of {} matches saved; {} cancelled in flight{}",
+            s.reason,
+            s.matches_played,
+            s.matches_scheduled,
+            s.cancelled,
+            if s.kept_ahead > 0 {
+                format!(
+                    "; {} results that arrived ahead of the cut kept in {} (not counted)",
+                    s.kept_ahead,
+                    super::checkpoint::AHEAD_NAME
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     println!("output: {}", out.display());
     drop(plan.lock);
     if failures > 0 || live.failed() > 0 {
@@ -227,13 +370,22 @@ pub async fn drive<T: Transport>(
             live.failed(),
             out.join("汇总.md").display()
         );
-        return Ok(ExitCode::from(3));
+        return Ok(Finished {
+            code: ExitCode::from(3),
+            stopped,
+        });
     }
     if let Some(why) = live.verdict() {
         eprintln!("{why}");
-        return Ok(ExitCode::from(4));
+        return Ok(Finished {
+            code: ExitCode::from(4),
+            stopped,
+        });
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Finished {
+        code: ExitCode::SUCCESS,
+        stopped,
+    })
 }
 
 /// Accept a report: a replay that verifies, for the scheduled seats and seed; saved to disk.

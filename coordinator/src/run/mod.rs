@@ -2,16 +2,22 @@
 //! (same checks, same outputs, same numbers), dispatched through a transport (embedded by
 //! default), checkpointed in schedule order and rated live with Bradley–Terry. Like the
 //! reference run.py, every `.cpp` entrant is compiled before anything is scheduled or played.
+//! With `--until-settled` the run stops after the first whole unit (one map with all its seat
+//! rotations) at which the Bradley–Terry ranking is settled (see [`stop`]).
+//!
+//! The engine ([`execute::drive`], [`dispatch`]) takes a [`prepare::Plan`] and an
+//! [`execute::Engine`], never these flags, so other commands (`farm sprt`) run through it too.
 
 pub mod checkpoint;
 pub mod execute;
 pub mod outputs;
 pub mod prepare;
+pub mod stop;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::botprep::SandboxArgs;
@@ -81,6 +87,33 @@ pub struct RunArgs {
     /// schedule in the workspace (schedule-bundled.json): the formal-run shortcut.
     #[arg(long, conflicts_with_all = ["bots", "sizes", "anchor", "schedule", "seeds", "seed"])]
     pub formal: bool,
+    #[command(flatten)]
+    pub serve: MetricsArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub clock: crate::clock::ClockArgs,
+    /// Stop early, after the first whole unit (one map with all its seat rotations, in schedule
+    /// order) at which every adjacent pair of the Bradley-Terry ranking is separated at
+    /// --confidence by the map-unit bootstrap. results.json is then a prefix of the schedule;
+    /// 汇总.md, bt.json and stopped.json say why and how many matches were saved. Part of the
+    /// run's identity: a --resume must give the same flags.
+    #[arg(long)]
+    pub until_settled: bool,
+    /// With --until-settled: the share of bootstrap resamples that must keep each adjacent
+    /// pair in its order (0 < C < 1).
+    #[arg(long, requires = "until_settled", value_name = "C")]
+    pub confidence: Option<f64>,
+    /// With --until-settled: stop at the last whole unit within N matches at the latest.
+    #[arg(long, requires = "until_settled", value_name = "N")]
+    pub max_matches: Option<u64>,
+}
+
+/// Where a run serves its metrics (shared by `farm run` and `farm sprt`).
+#[derive(Args, Debug, Clone)]
+pub struct MetricsArgs {
     /// Serve Prometheus metrics at http://HOST:PORT/metrics while the run goes (port 0: any
     /// free port; the address is printed on stderr).
     #[arg(long, env = "FARM_METRICS_ADDR", value_name = "HOST:PORT")]
@@ -88,6 +121,11 @@ pub struct RunArgs {
     /// With --metrics-addr: keep serving this many seconds after the run ends (a last scrape).
     #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     pub linger_secs: u64,
+}
+
+/// The cluster a run dispatches to (shared by `farm run` and `farm sprt`).
+#[derive(Args, Debug, Clone)]
+pub struct ClusterArgs {
     /// Run on a cluster: the RabbitMQ broker (amqp://user:pass@host:5672/vhost); embedded
     /// local workers when absent.
     #[arg(long, env = "FARM_BROKER", value_name = "URL", hide_env_values = true)]
@@ -98,10 +136,38 @@ pub struct RunArgs {
     /// Cluster mode: file holding the farm key (HMAC); else the key itself in FARM_KEY.
     #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-    #[command(flatten)]
-    pub clock: crate::clock::ClockArgs,
+}
+
+/// --confidence when not given.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+impl RunArgs {
+    /// The --until-settled settings, when the flag is given.
+    pub fn settle_settings(&self) -> Option<stop::SettleSettings> {
+        self.until_settled.then(|| stop::SettleSettings {
+            confidence: self.confidence.unwrap_or(DEFAULT_CONFIDENCE),
+            max_matches: self.max_matches,
+        })
+    }
+}
+
+/// Run a prepared plan on the cluster (when the engine names a broker) or on embedded local
+/// workers, with an optional stop rule.
+pub async fn dispatch(
+    plan: prepare::Plan,
+    engine: &execute::Engine,
+    stop: Option<&mut dyn stop::StopRule>,
+) -> Result<execute::Finished> {
+    match &engine.broker {
+        Some(broker) => {
+            let redis = engine
+                .redis
+                .as_deref()
+                .context("cluster mode needs --redis (or FARM_REDIS)")?;
+            crate::cluster::coordinate::execute(plan, engine, broker, redis, stop).await
+        }
+        None => execute::embedded(plan, engine, stop).await,
+    }
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
@@ -115,18 +181,39 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.plan_only {
         return Ok(ExitCode::SUCCESS);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .worker_threads(2)
-        .build()?;
-    let metrics = match &args.metrics_addr {
-        Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
+    let engine = execute::Engine::of_run(&args);
+    let mut rule = match args.settle_settings() {
+        Some(settings) => Some(stop::UntilSettled::new(
+            settings,
+            &plan.schedule,
+            plan.entries.iter().map(|e| e.name.clone()).collect(),
+            &plan.sizes,
+            plan.anchor.clone(),
+        )?),
         None => None,
     };
-    let code = runtime.block_on(execute::execute(plan, &args))?;
-    if metrics.is_some() && args.linger_secs > 0 {
-        let linger = std::time::Duration::from_secs(args.linger_secs);
-        runtime.block_on(async { tokio::time::sleep(linger).await });
+    let stop = rule.as_mut().map(|r| r as &mut dyn stop::StopRule);
+    let finished = args.serve.run(dispatch(plan, &engine, stop))??;
+    Ok(finished.code)
+}
+
+impl MetricsArgs {
+    /// Run `work` on the coordinator's runtime, serving /metrics meanwhile when asked (and
+    /// lingering after it).
+    pub fn run<F: std::future::Future>(&self, work: F) -> Result<F::Output> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .worker_threads(2)
+            .build()?;
+        let metrics = match &self.metrics_addr {
+            Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
+            None => None,
+        };
+        let out = runtime.block_on(work);
+        if metrics.is_some() && self.linger_secs > 0 {
+            let linger = std::time::Duration::from_secs(self.linger_secs);
+            runtime.block_on(async { tokio::time::sleep(linger).await });
+        }
+        Ok(out)
     }
-    Ok(code)
 }

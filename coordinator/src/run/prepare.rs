@@ -92,7 +92,113 @@ pub fn scoring_code() -> StrMap {
     m
 }
 
+/// What a run plays: the roster (`Name=program` entries in slot order), its anchor and sizes,
+/// and where its schedule comes from.
+#[derive(Debug, Clone)]
+pub struct Tournament {
+    pub bots: Vec<String>,
+    pub anchor: String,
+    pub sizes: Vec<i64>,
+    pub schedule: ScheduleSource,
+    /// Entries added to identity.json's `scoring_code`: settings that change which results a
+    /// run keeps (e.g. --until-settled, an SPRT's parameters), so a resume must repeat them.
+    pub scoring_extra: Vec<(String, String)>,
+}
+
+/// Where the schedule comes from.
+#[derive(Debug, Clone)]
+pub enum ScheduleSource {
+    /// `make_schedule` of the roster, sizes and seed count; the seed drawn when absent.
+    Expand { seeds: i64, seed: Option<String> },
+    /// A frozen slot schedule file; with `own_sizes` its sizes are the run's (--formal).
+    Frozen { path: PathBuf, own_sizes: bool },
+    /// A schedule built by the caller (e.g. `farm sprt`'s pairs), recorded with `seed`.
+    Given {
+        entries: Vec<ScheduleEntry>,
+        seed: i128,
+    },
+}
+
+/// How and where a run is set up (the flags every run command shares).
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub workspace: PathBuf,
+    pub output: PathBuf,
+    pub resume: bool,
+    pub workers: Option<i64>,
+    pub report_every: i64,
+    pub allow_compile_failures: bool,
+    pub sandbox: crate::botprep::SandboxArgs,
+    /// The match clock (turn limit, time bank): part of the identity when not the rules'.
+    pub clock: crate::clock::ClockArgs,
+}
+
+impl Setup {
+    /// The setup of `farm run`'s flags.
+    pub fn of_run(args: &RunArgs) -> Setup {
+        Setup {
+            workspace: args.workspace.clone(),
+            output: args.output.clone(),
+            resume: args.resume,
+            workers: args.workers,
+            report_every: args.report_every,
+            allow_compile_failures: args.allow_compile_failures,
+            sandbox: args.sandbox.clone(),
+            clock: args.clock.clone(),
+        }
+    }
+}
+
+/// The tournament `farm run`'s flags describe (--formal: the bundled one).
+pub fn tournament_of_run(args: &RunArgs) -> Tournament {
+    if args.formal {
+        Tournament {
+            bots: FORMAL_ROSTER
+                .iter()
+                .map(|(n, p)| format!("{n}={p}"))
+                .collect(),
+            anchor: "Base".to_string(),
+            sizes: Vec::new(),
+            schedule: ScheduleSource::Frozen {
+                path: args.workspace.join(FORMAL_SCHEDULE),
+                own_sizes: true,
+            },
+            scoring_extra: Vec::new(),
+        }
+    } else {
+        Tournament {
+            bots: args.bots.clone(),
+            anchor: args.anchor.clone().unwrap_or_default(),
+            sizes: args.sizes.clone(),
+            schedule: match &args.schedule {
+                Some(path) => ScheduleSource::Frozen {
+                    path: path.clone(),
+                    own_sizes: false,
+                },
+                None => ScheduleSource::Expand {
+                    seeds: args.seeds,
+                    seed: args.seed.clone(),
+                },
+            },
+            scoring_extra: Vec::new(),
+        }
+    }
+}
+
+/// Prepare `farm run`.
 pub fn prepare(args: &RunArgs) -> Result<Plan> {
+    let mut tournament = tournament_of_run(args);
+    if let Some(s) = args.settle_settings() {
+        tournament
+            .scoring_extra
+            .push((super::stop::UNTIL_SETTLED.to_string(), s.identity_value()));
+    }
+    prepare_with(&Setup::of_run(args), tournament)
+}
+
+/// Everything before the first match, for any run command: checks, compile-first, identity,
+/// output folder (new, or a resume re-checked result by result) and its lock.
+pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     let workers = match args.workers {
         None => std::thread::available_parallelism()
             .map(|n| n.get())
@@ -104,49 +210,37 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
         bail!("--workers and --report-every must be positive");
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let (raw_bots, sizes, anchor, frozen_path): (Vec<String>, Vec<i64>, String, Option<PathBuf>) =
-        if args.formal {
-            (
-                FORMAL_ROSTER
-                    .iter()
-                    .map(|(n, p)| format!("{n}={p}"))
-                    .collect(),
-                Vec::new(),
-                "Base".to_string(),
-                Some(args.workspace.join(FORMAL_SCHEDULE)),
-            )
-        } else {
-            (
-                args.bots.clone(),
-                args.sizes.clone(),
-                args.anchor.clone().unwrap_or_default(),
-                args.schedule.clone(),
-            )
-        };
+    let Tournament {
+        bots: raw_bots,
+        anchor,
+        sizes,
+        schedule: source,
+        scoring_extra,
+    } = tournament;
     let entries = roster::parse_entries(&raw_bots, &cwd)?;
     if !entries.iter().any(|e| e.name == anchor) {
         bail!("--anchor must name a bot included in --bots (got {anchor:?})");
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
 
-    let (schedule, seed, sizes) = match &frozen_path {
-        None => {
-            let seed: i128 = match &args.seed {
+    let (schedule, seed, sizes) = match source {
+        ScheduleSource::Expand { seeds, seed } => {
+            let seed: i128 = match &seed {
                 Some(s) => s
                     .trim()
                     .parse()
                     .with_context(|| format!("--seed {s:?} is not an integer"))?,
                 None => random_seed()?,
             };
-            let entries = schedule::make_schedule(entries.len(), &sizes, args.seeds, seed)?;
+            let entries = schedule::make_schedule(entries.len(), &sizes, seeds, seed)?;
             (entries, seed, sizes)
         }
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
+        ScheduleSource::Frozen { path, own_sizes } => {
+            let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading frozen schedule {}", path.display()))?;
             let frozen: FrozenSchedule = serde_json::from_str(&text)
                 .with_context(|| format!("frozen schedule {} is malformed", path.display()))?;
-            let sizes = if args.formal {
+            let sizes = if own_sizes {
                 frozen.sizes.clone()
             } else {
                 sizes
@@ -156,6 +250,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
                 .with_context(|| format!("frozen schedule {}", path.display()))?;
             (entries, frozen.schedule_seed, sizes)
         }
+        ScheduleSource::Given { entries, seed } => (entries, seed, sizes),
     };
 
     let output = args.output.clone();
@@ -192,6 +287,9 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
     }
     let not_compiled = compile_first(args, &entries, &bot_hashes, &output)?;
     let mut scoring = scoring_code();
+    for (k, v) in scoring_extra {
+        scoring.insert(k, v);
+    }
     if !not_compiled.is_empty() {
         let names: Vec<&str> = not_compiled.iter().map(|n| n.name.as_str()).collect();
         scoring.insert(DID_NOT_COMPILE.to_string(), serde_json::to_string(&names)?);
@@ -297,7 +395,7 @@ pub fn prepare(args: &RunArgs) -> Result<Plan> {
 /// the bot, unless --allow-compile-failures (then it is returned, and the operator warned); a
 /// host that cannot compile, or a program that cannot be executed, stops the run either way.
 fn compile_first(
-    args: &RunArgs,
+    args: &Setup,
     entries: &[Entry],
     hashes: &[String],
     output: &Path,
