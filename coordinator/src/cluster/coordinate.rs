@@ -25,7 +25,7 @@ pub async fn execute(
     redis: &str,
     stop: Option<&mut dyn StopRule>,
 ) -> Result<Finished> {
-    let key = super::load_key(engine.key_file.as_deref())?;
+    let key = engine.key.load()?;
     let store = Store::connect(redis).await?;
     let mut programs = Vec::with_capacity(plan.entries.len());
     let mut artifacts: Vec<(String, PathBuf)> = Vec::new();

@@ -22,7 +22,7 @@ use crate::transport::Transport;
 pub struct ProbojCluster<'a> {
     pub broker: &'a str,
     pub redis: &'a str,
-    pub key_file: Option<&'a Path>,
+    pub key: &'a super::KeyArgs,
     pub fair: bool,
     pub server_timeout: Option<Duration>,
     /// Extra folders to ship (relative to the start directory), e.g. maps.
@@ -39,7 +39,7 @@ pub async fn run_games(
     stop: &AtomicBool,
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
-    let key = super::load_key(cluster.key_file)?;
+    let key = cluster.key.load()?;
     let package = remote::build_package(raw, config, start_dir, cluster.data)?;
     let store = Store::connect(cluster.redis).await?;
     let mut artifacts = Vec::with_capacity(package.files.len());

@@ -97,9 +97,8 @@ pub struct ServeArgs {
         requires = "broker"
     )]
     pub redis: Option<String>,
-    /// File holding the farm key (else FARM_KEY); cluster mode only.
-    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub key: crate::cluster::KeyArgs,
     /// Tournament name of the ladder's jobs on the cluster (one per ladder).
     #[arg(long, value_name = "NAME", default_value = "qianwang-ladder")]
     pub cluster_name: String,
@@ -179,7 +178,7 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                     (Some(broker), Some(redis)) => Some(ClusterConfig {
                         broker,
                         redis,
-                        key_file: a.key_file,
+                        key: a.key,
                         name: a.cluster_name,
                     }),
                     _ => None,

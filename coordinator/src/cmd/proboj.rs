@@ -44,9 +44,8 @@ pub struct ProbojArgs {
     /// With --broker: the Redis the server, data and players are shipped through.
     #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
     pub redis: Option<String>,
-    /// With --broker: file holding the farm key (HMAC); else the key itself in FARM_KEY.
-    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub key: crate::cluster::KeyArgs,
     /// With --broker: a folder of data the server or players read (maps...), shipped to the
     /// workers beside the programs' own folders (which always travel). Repeatable; must lie
     /// under the directory the runner is started in.
@@ -131,7 +130,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             let cluster = crate::cluster::proboj::ProbojCluster {
                 broker,
                 redis,
-                key_file: args.key_file.as_deref(),
+                key: &args.key,
                 fair: opts.fair,
                 server_timeout: opts.server_timeout,
                 data: &args.data,

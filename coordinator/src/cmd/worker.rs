@@ -34,9 +34,8 @@ pub struct WorkerArgs {
     /// Matches this worker plays at once (default: number of cores).
     #[arg(long, env = "FARM_SLOTS", value_name = "N")]
     pub slots: Option<usize>,
-    /// File holding the farm key (HMAC); else the key itself in FARM_KEY.
-    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub key: crate::cluster::KeyArgs,
     /// Scratch folder for fetched artifacts (default: the worker/ folder in the cache dir).
     #[arg(long, env = "FARM_SCRATCH", value_name = "DIR")]
     pub scratch: Option<PathBuf>,
@@ -78,7 +77,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
     let (Some(broker), Some(redis)) = (args.broker.clone(), args.redis.clone()) else {
         anyhow::bail!("farm worker needs --broker and --redis (or FARM_BROKER and FARM_REDIS)");
     };
-    let key = crate::cluster::load_key(args.key_file.as_deref())?;
+    let key = args.key.load()?;
     let slots = match args.slots {
         Some(0) => anyhow::bail!("--slots must be positive"),
         Some(n) => n,

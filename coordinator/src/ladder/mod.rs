@@ -48,7 +48,7 @@ pub struct ServeConfig {
 pub struct ClusterConfig {
     pub broker: String,
     pub redis: String,
-    pub key_file: Option<PathBuf>,
+    pub key: crate::cluster::KeyArgs,
     /// The tournament name of the ladder's jobs (its queues).
     pub name: String,
 }
@@ -92,7 +92,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
         Some(c) => farm::FarmKind::Cluster {
             broker: c.broker.clone(),
             redis: c.redis.clone(),
-            key: crate::cluster::load_key(c.key_file.as_deref())?,
+            key: c.key.load()?,
             tournament: c.name.clone(),
         },
     };

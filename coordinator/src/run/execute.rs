@@ -36,7 +36,7 @@ pub struct Engine {
     /// RabbitMQ URL: cluster mode when set (embedded local workers otherwise).
     pub broker: Option<String>,
     pub redis: Option<String>,
-    pub key_file: Option<PathBuf>,
+    pub key: crate::cluster::KeyArgs,
     pub sandbox: SandboxArgs,
     /// The match clock every job carries.
     pub clock: crate::clock::ClockArgs,
@@ -50,7 +50,7 @@ impl Engine {
             redo_failed: args.redo_failed,
             broker: args.cluster.broker.clone(),
             redis: args.cluster.redis.clone(),
-            key_file: args.cluster.key_file.clone(),
+            key: args.cluster.key.clone(),
             sandbox: args.sandbox.clone(),
             clock: args.clock.clone(),
         }

@@ -133,9 +133,8 @@ pub struct ClusterArgs {
     /// Cluster mode: the Redis holding artifacts, heartbeats and the completed set.
     #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
     pub redis: Option<String>,
-    /// Cluster mode: file holding the farm key (HMAC); else the key itself in FARM_KEY.
-    #[arg(long, env = "FARM_KEY_FILE", value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub key: crate::cluster::KeyArgs,
 }
 
 /// --confidence when not given.

@@ -158,7 +158,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         redo_failed: false,
         broker: args.cluster.broker.clone(),
         redis: args.cluster.redis.clone(),
-        key_file: args.cluster.key_file.clone(),
+        key: args.cluster.key.clone(),
         sandbox: args.sandbox.clone(),
         clock: args.clock.clone(),
     };
