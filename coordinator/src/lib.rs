@@ -1,5 +1,8 @@
-//! The coordinator: the `farm` CLI's commands, dispatch of matches through a transport, ordered
-//! checkpointing, live ratings and metrics. Effectful shell around the pure `shared` and `games`.
+//! The coordinator: the `farm` CLI's commands (`cmd`, `run` with `--until-settled`, `sprt`),
+//! dispatch of matches through the one transport with an optional stop rule, ordered
+//! checkpointing, live ratings (Wald and map-unit bootstrap intervals) and metrics, the cluster
+//! worker loop (`cluster::consumer`) and the 钳王 ladder service. Effectful shell around the
+//! pure `shared` and `games`.
 
 pub mod botprep;
 pub mod clock;
