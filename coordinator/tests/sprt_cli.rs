@@ -259,3 +259,89 @@ fn on_the_cluster_the_same_seed_gives_the_same_verdict_and_counts() {
     std::fs::write(f.dir.path().join("coordinator.err"), &err).unwrap();
     f.assert_queues_gone();
 }
+
+/// GET `path` from 127.0.0.1:`port` (one request, then the server closes): the body.
+fn http_body(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port answers");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(
+        head.starts_with("HTTP/1.") && head.contains(" 200 "),
+        "{head}"
+    );
+    body.to_string()
+}
+
+/// The value of an unlabelled series in a Prometheus text page.
+fn series(page: &str, name: &str) -> f64 {
+    page.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} missing from /metrics:\n{page}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn the_live_state_is_on_metrics_and_equals_sprt_json() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("metrics");
+    let mut child = farm()
+        .args(h1_args(&out))
+        .args(["--metrics-addr", "127.0.0.1:0", "--linger-secs", "120"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("farm sprt starts");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(addr) = line.strip_prefix("metrics: http://") {
+                let _ = tx.send(addr.trim_end_matches("/metrics").to_string());
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("farm sprt prints its metrics address");
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    // sprt.json is written when the test ends; the server lingers after it.
+    let started = Instant::now();
+    while !out.join("sprt.json").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the test did not end"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let v = sprt_json(&out);
+    let page = http_body(port, "/metrics");
+    let _ = child.kill();
+    let _ = child.wait();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+    assert_eq!(v["verdict"], "H1 accepted", "{v:#}");
+    for (metric, field) in [
+        ("farm_sprt_llr", "llr"),
+        ("farm_sprt_lower_bound", "lower_bound"),
+        ("farm_sprt_upper_bound", "upper_bound"),
+        ("farm_sprt_elo", "elo"),
+    ] {
+        let (m, j) = (series(&page, metric), v[field].as_f64().unwrap());
+        assert!(close(m, j), "{metric} = {m}, sprt.json {field} = {j}");
+    }
+    assert_eq!(
+        series(&page, "farm_sprt_pairs") as u64,
+        v["pairs_counted"].as_u64().unwrap(),
+        "{page}"
+    );
+}

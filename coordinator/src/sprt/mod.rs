@@ -163,21 +163,24 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         clock: args.clock.clone(),
     };
     let mut rule = SprtRule::new(test, args.max_pairs, new, base);
-    let finished = args
-        .serve
-        .run(crate::run::dispatch(plan, &engine, Some(&mut rule)))??;
-    let summary = rule.summary(finished.stopped.as_ref(), seed, args.max_pairs);
-    crate::fsio::write_atomic(
-        &output.join(SPRT_NAME),
-        (serde_json::to_string_pretty(&summary)? + "\n").as_bytes(),
-    )?;
-    print!("{}", SprtRule::summary_text(&summary));
-    println!("sprt: {}", output.join(SPRT_NAME).display());
-    if !rule.decided() && finished.code == ExitCode::SUCCESS {
-        eprintln!(
-            "inconclusive: no bound crossed within --max-pairs {} (exit 0); more pairs, or elo0/elo1 further apart, would decide",
-            args.max_pairs
-        );
-    }
-    Ok(finished.code)
+    // The verdict and sprt.json are written before a --linger-secs wait begins, so a last
+    // scrape of /metrics and the files agree while the server lingers.
+    let code = args.serve.run(async {
+        let finished = crate::run::dispatch(plan, &engine, Some(&mut rule)).await?;
+        let summary = rule.summary(finished.stopped.as_ref(), seed, args.max_pairs);
+        crate::fsio::write_atomic(
+            &output.join(SPRT_NAME),
+            (serde_json::to_string_pretty(&summary)? + "\n").as_bytes(),
+        )?;
+        print!("{}", SprtRule::summary_text(&summary));
+        println!("sprt: {}", output.join(SPRT_NAME).display());
+        if !rule.decided() && finished.code == ExitCode::SUCCESS {
+            eprintln!(
+                "inconclusive: no bound crossed within --max-pairs {} (exit 0); more pairs, or elo0/elo1 further apart, would decide",
+                args.max_pairs
+            );
+        }
+        anyhow::Ok(finished.code)
+    })??;
+    Ok(code)
 }
