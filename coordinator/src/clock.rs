@@ -5,7 +5,7 @@
 
 use clap::Args;
 use games::bomberman::clock::{ClockSpec, RULES_TURN_MS};
-use shared::msg::{BombermanJob, JobExtra};
+use shared::msg::{BombermanJob, GameJob};
 
 /// Key of identity.json's `scoring_code` recording a non-default clock (absent with the rules'
 /// 50 ms and no bank, so such runs' identity files are as they always were).
@@ -60,12 +60,12 @@ impl ClockArgs {
         *self == ClockArgs::default()
     }
 
-    /// The bomberman part of every job of a tournament.
-    pub fn job_extra(&self) -> JobExtra {
-        JobExtra::Bomberman(BombermanJob {
+    /// The game of every job of a tournament: bomberman under this clock.
+    pub fn job_game(&self) -> GameJob {
+        GameJob::Bomberman(Some(BombermanJob {
             turn_ms: self.turn_ms,
             time_bank_ms: self.time_bank_ms,
-        })
+        }))
     }
 
     /// The identity entry of a non-default clock (None for the rules' clock).
@@ -123,11 +123,11 @@ mod tests {
             Some((CLOCK_KEY.into(), "turn_ms=1000 time_bank_ms=5000".into()))
         );
         assert_eq!(
-            c.job_extra(),
-            JobExtra::Bomberman(BombermanJob {
+            c.job_game(),
+            GameJob::Bomberman(Some(BombermanJob {
                 turn_ms: 1000,
                 time_bank_ms: 5000
-            })
+            }))
         );
         assert!(Cli::try_parse_from(["x", "--turn-ms", "0"]).is_err());
     }

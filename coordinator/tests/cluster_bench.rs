@@ -60,7 +60,7 @@ fn raw_dispatch_rate_with_confirms() {
                 size: 3,
                 seed: number * 7919,
                 seats: vec![seat("A"), seat("B"), seat("C")],
-                extra: Default::default(),
+                game: shared::msg::GameJob::Bomberman(None),
             };
             t.publish(job).await.unwrap();
         }

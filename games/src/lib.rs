@@ -1,5 +1,9 @@
 //! Game rules as deterministic, pure state machines: map generation, the text protocol a bot
 //! sees, exact scoring, replays and replay verification. No processes, sockets, clocks or files.
+//! [`accept`] is the one function that holds any game's outcome to its job.
 
+pub mod accept;
 pub mod bomberman;
+pub mod nim;
+pub mod proboj;
 pub mod qianwang;

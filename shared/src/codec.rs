@@ -7,8 +7,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use sha2::Sha256;
 
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
-/// of this build (3: jobs may carry a bomberman clock, `JobExtra::Bomberman`).
-pub const WIRE_VERSION: u8 = 3;
+/// of this build (4: a job names its game, `GameJob`).
+pub const WIRE_VERSION: u8 = 4;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -108,7 +108,7 @@ mod tests {
                     file_name: "a.cpp".into(),
                 },
             }],
-            extra: Default::default(),
+            game: crate::msg::GameJob::Bomberman(None),
         }
     }
 
@@ -116,19 +116,19 @@ mod tests {
     fn a_bomberman_clock_travels_in_the_job() {
         let key = FarmKey::new(b"secret".to_vec());
         let mut j = job();
-        j.extra = crate::msg::JobExtra::Bomberman(crate::msg::BombermanJob {
+        j.game = crate::msg::GameJob::Bomberman(Some(crate::msg::BombermanJob {
             turn_ms: 1000,
             time_bank_ms: 7000,
-        });
+        }));
         let bytes = encode(&j, &key).unwrap();
         assert_eq!(bytes[0], WIRE_VERSION);
         assert_eq!(decode::<Job>(&bytes, &key).unwrap(), j);
         // A message of the previous wire version is refused with a clear error.
         let mut old = bytes.clone();
-        old[0] = 2;
+        old[0] = 3;
         assert_eq!(
             decode::<Job>(&old, &key),
-            Err(CodecError::Version { found: 2 })
+            Err(CodecError::Version { found: 3 })
         );
     }
 

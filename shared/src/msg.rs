@@ -45,27 +45,50 @@ pub struct Job {
     pub tournament: String,
     /// 1-based schedule number.
     pub number: u64,
-    /// The game's referee version the worker must run exactly.
+    /// The version of the game's rules the worker must run exactly (the game itself is
+    /// [`Job::game`]).
     pub referee_version: String,
     /// sha256 over the referee package's MANIFEST (what the worker must be able to satisfy).
     pub manifest_digest: String,
     pub size: u32,
     pub seed: u64,
     pub seats: Vec<SeatSpec>,
-    /// What a game other than bomberman needs beyond seats and seed.
-    pub extra: JobExtra,
+    /// Which game this is, with what that game needs beyond seats and seed.
+    pub game: GameJob,
 }
 
-/// Game-specific parts of a job (qianwang needs none; a bomberman job without its part plays
-/// under the rules' clock).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum JobExtra {
-    #[default]
-    None,
+/// The game a job plays: the one place a worker and the coordinator learn what a job is. A
+/// worker plays each variant with that game's module, the coordinator accepts its outcome
+/// through one verifying function (`games::accept`); adding a game adds a variant here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GameJob {
+    /// A bomberman match under the tournament's clock (None: the rules' clock).
+    Bomberman(Option<BombermanJob>),
+    /// A 钳王 match: two seats (black, then red), nothing else.
+    Qianwang,
     /// One game of a proboj games.json, with the files its commands need.
     Proboj(Box<ProbojJob>),
-    /// A bomberman match's clock, as the tournament set it.
-    Bomberman(BombermanJob),
+    /// A game of Nim, the farm's smallest game (the proof and the template of the game
+    /// boundary, see `docs/adding-a-game.md`).
+    Nim(NimJob),
+}
+
+impl GameJob {
+    /// The game's name, for messages and metrics.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GameJob::Bomberman(_) => "bomberman",
+            GameJob::Qianwang => "qianwang",
+            GameJob::Proboj(_) => "proboj",
+            GameJob::Nim(_) => "nim",
+        }
+    }
+}
+
+/// A Nim game's clock: each answer's limit in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NimJob {
+    pub turn_ms: u64,
 }
 
 /// The clock a bomberman match is played under: it travels in the job so that every worker

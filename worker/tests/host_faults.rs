@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use sha2::{Digest, Sha256};
-use shared::msg::{Job, JobExtra, JobFailure, ProgramRef, SeatSpec};
+use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use shared::FaultKind;
 use worker::job::{JobRunner, LocalArtifacts};
 use worker::referee::{self, MapChoice, MatchSpec, RefereeError, Seat};
@@ -206,7 +206,7 @@ fn bomberman_job(seats: Vec<SeatSpec>) -> Job {
         size: seats.len() as u32,
         seed: 9,
         seats,
-        extra: JobExtra::None,
+        game: GameJob::Bomberman(None),
     }
 }
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use games::qianwang::{verify, EndReason, MatchRecord, Side};
 use sha2::{Digest, Sha256};
-use shared::msg::{Job, JobExtra, JobFailure, ProgramRef, SeatSpec};
-use worker::job::{supports, JobRunner, LocalArtifacts};
+use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
+use worker::job::{unsupported, version_of, JobRunner, LocalArtifacts};
 use worker::{CompileCache, CoreTokens, SandboxConfig};
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
@@ -44,13 +44,14 @@ fn job(number: u64, seed: u64, seats: Vec<SeatSpec>) -> Job {
         size: 2,
         seed,
         seats,
-        extra: JobExtra::None,
+        game: GameJob::Qianwang,
     }
 }
 
 #[test]
 fn a_qianwang_job_returns_a_verified_record() {
-    assert!(supports(games::qianwang::VERSION));
+    assert_eq!(version_of(&GameJob::Qianwang), games::qianwang::VERSION);
+    assert!(unsupported(&job(1, 1, Vec::new())).is_none());
     let dir = tempfile::tempdir().unwrap();
     let mut arts = LocalArtifacts::new();
     let black = seat(dir.path(), &mut arts, "greedy", GREEDY.as_bytes());

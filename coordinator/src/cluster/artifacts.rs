@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use games::bomberman as bm;
 
-use shared::msg::{Job, JobExtra, JobFailure, PackageFile, ProgramRef};
+use shared::msg::{GameJob, Job, JobFailure, PackageFile, ProgramRef};
 use worker::job::LocalArtifacts;
 
 use super::store::Store;
@@ -38,7 +38,7 @@ impl RedisArtifacts {
     /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
     /// another referee is refused.
     pub async fn referee_package(&self, job: &Job) -> Result<(), JobFailure> {
-        if job.referee_version != bm::VERSION {
+        if !matches!(job.game, GameJob::Bomberman(_)) {
             return Ok(());
         }
         let digest = &job.manifest_digest;
@@ -97,7 +97,7 @@ impl RedisArtifacts {
     pub async fn fetch(&self, job: &Job) -> Result<LocalArtifacts, JobFailure> {
         let mut local = LocalArtifacts::new();
         let mut programs: Vec<ProgramRef> = job.seats.iter().map(|s| s.program.clone()).collect();
-        if let JobExtra::Proboj(p) = &job.extra {
+        if let GameJob::Proboj(p) = &job.game {
             programs.extend(p.files.iter().map(PackageFile::program));
         }
         for program in &programs {

@@ -22,9 +22,8 @@ use lapin::{BasicProperties, Channel, Connection};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use games::bomberman as bm;
 use shared::codec::{self, FarmKey};
-use shared::msg::{Job, JobReport};
+use shared::msg::{GameJob, Job, JobReport};
 use worker::job::JobRunner;
 
 use super::artifacts::RedisArtifacts;
@@ -332,18 +331,12 @@ async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Opt
         dead_letter(ctx, ch, &names, &d, &why).await?;
         return Ok(None);
     }
-    if !worker::job::supports(&job.referee_version) {
-        let why = format!(
-            "match {}: needs referee {:?}; worker {} runs {:?}",
-            job.number,
-            job.referee_version,
-            ctx.cfg.id,
-            worker::job::supported_versions()
-        );
+    if let Some(failure) = worker::job::unsupported(&job) {
+        let why = format!("worker {}: {failure}", ctx.cfg.id);
         dead_letter(ctx, ch, &names, &d, &why).await?;
         return Ok(None);
     }
-    if let (Some(mine), true) = (&ctx.cfg.manifest_digest, job.referee_version == bm::VERSION) {
+    if let (Some(mine), GameJob::Bomberman(_)) = (&ctx.cfg.manifest_digest, &job.game) {
         if *mine != job.manifest_digest {
             let why = format!(
                 "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use shared::msg::{Job, JobExtra, ProbojJob};
+use games::accept::{accept, Accepted};
+use shared::msg::{GameJob, Job, ProbojJob};
 use worker::proboj::config::RawConfig;
-use worker::proboj::remote::{self, GameBundle};
+use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
 use super::store::Store;
@@ -82,8 +83,9 @@ pub async fn run_games(
     })
     .await?;
     eprintln!("{}", t.describe());
+    let mut jobs = Vec::with_capacity(games.len());
     for (i, g) in games.iter().enumerate() {
-        let job = Job {
+        jobs.push(Job {
             tournament: tournament.clone(),
             number: i as u64 + 1,
             referee_version: remote::VERSION.to_string(),
@@ -91,15 +93,17 @@ pub async fn run_games(
             size: g.players.len() as u32,
             seed: 0,
             seats: Vec::new(),
-            extra: JobExtra::Proboj(Box::new(ProbojJob {
+            game: GameJob::Proboj(Box::new(ProbojJob {
                 config_json: package.config_json.clone(),
                 game_json: serde_json::to_string(g)?,
                 files: package.files.clone(),
                 fair: cluster.fair,
                 server_timeout_ms: cluster.server_timeout.map(|d| d.as_millis() as u64),
             })),
-        };
-        t.publish(job).await?;
+        });
+    }
+    for job in &jobs {
+        t.publish(job.clone()).await?;
     }
     t.flush().await?;
     let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
@@ -125,29 +129,15 @@ pub async fn run_games(
             continue;
         }
         let game = &games[n as usize - 1];
-        let outcome = match &d.report.outcome {
-            Ok(json) => match serde_json::from_str::<GameBundle>(json) {
-                Ok(b) if b.gamefolder == game.gamefolder => remote::unpack(&b, &config.game_root)
-                    .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
-                Ok(b) => remote::failed(
-                    game,
-                    &config.game_root,
-                    format!(
-                        "worker {} sent the folder of {:?}",
-                        d.report.worker, b.gamefolder
-                    ),
-                ),
-                Err(e) => remote::failed(
-                    game,
-                    &config.game_root,
-                    format!("worker {} sent an unreadable bundle: {e}", d.report.worker),
-                ),
-            },
-            Err(f) => remote::failed(
+        let outcome = match accept(&jobs[n as usize - 1], &d.report) {
+            Ok(Accepted::Proboj(b)) => remote::unpack(&b, &config.game_root)
+                .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
+            Ok(other) => remote::failed(
                 game,
                 &config.game_root,
-                format!("worker {}: {f}", d.report.worker),
+                format!("worker {} sent a {} record", d.report.worker, other.name()),
             ),
+            Err(e) => remote::failed(game, &config.game_root, e.to_string()),
         };
         on_done(&outcome);
         *slot = Some(outcome);

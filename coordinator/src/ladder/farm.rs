@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use games::qianwang::{MatchRecord, RecordError};
-use shared::msg::{Job, JobExtra, JobFailure, JobReport, ProgramRef, SeatSpec};
+use games::qianwang::MatchRecord;
+use shared::msg::{GameJob, Job, JobFailure, JobReport, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
 
@@ -40,12 +40,10 @@ pub enum FarmError {
     Publish(anyhow::Error),
     #[error("the ladder's workers stopped")]
     WorkersStopped,
-    /// The worker ran the job and reports why there is no game.
+    /// The report did not pass the game boundary: the worker failed the job, or its record
+    /// does not verify or is not the job's (seed, seats, code hashes).
     #[error("{0}")]
-    Job(JobFailure),
-    /// The worker's record does not read as a 钳王 match record.
-    #[error("worker {worker}: {source}")]
-    Record { worker: String, source: RecordError },
+    Refused(games::accept::AcceptError),
 }
 
 /// Programs by hash in one folder: `<dir>/<sha256>.js`, re-hashed before use.
@@ -263,16 +261,20 @@ fn job(tournament: &str, number: u64, req: &Request) -> Job {
         size: 2,
         seed: req.seed,
         seats: vec![seat(&req.black), seat(&req.red)],
-        extra: JobExtra::None,
+        game: GameJob::Qianwang,
     }
 }
 
-fn decode(report: JobReport) -> Result<MatchRecord, FarmError> {
-    let text = report.outcome.map_err(FarmError::Job)?;
-    MatchRecord::from_json(&text).map_err(|source| FarmError::Record {
-        worker: report.worker,
-        source,
-    })
+/// The record of a report, once the game boundary has held it to its job.
+fn decode(job: &Job, report: &JobReport) -> Result<MatchRecord, FarmError> {
+    match games::accept::accept(job, report).map_err(FarmError::Refused)? {
+        games::accept::Accepted::Qianwang(record) => Ok(*record),
+        other => Err(FarmError::Refused(games::accept::AcceptError::Mismatch {
+            number: job.number,
+            worker: report.worker.clone(),
+            what: format!("{}, not 钳王", other.name()),
+        })),
+    }
 }
 
 async fn run_farm(
@@ -357,7 +359,7 @@ async fn dispatch<T: Transport>(
 ) {
     let mut number = (super::db::now_ms().max(0) as u64) * 1000;
     let mut uploaded = HashSet::new();
-    let mut waiting: HashMap<u64, Waiter> = HashMap::new();
+    let mut waiting: HashMap<u64, (Job, Waiter)> = HashMap::new();
     let mut backlog: VecDeque<Request> = VecDeque::new();
     let mut open = true;
     loop {
@@ -371,11 +373,11 @@ async fn dispatch<T: Transport>(
                 continue;
             }
             let j = job(&tournament, number, &req);
-            if let Err(e) = transport.publish(j).await {
+            if let Err(e) = transport.publish(j.clone()).await {
                 let _ = req.reply.send(Err(FarmError::Publish(e)));
                 continue;
             }
-            waiting.insert(number, req.reply);
+            waiting.insert(number, (j, req.reply));
         }
         if !open && waiting.is_empty() && backlog.is_empty() {
             break;
@@ -389,15 +391,15 @@ async fn dispatch<T: Transport>(
                 Ok(Some(d)) => {
                     let _ = transport.ack(d.tag).await;
                     match waiting.remove(&d.report.number) {
-                        Some(w) => {
-                            let _ = w.send(decode(d.report));
+                        Some((job, w)) => {
+                            let _ = w.send(decode(&job, &d.report));
                         }
                         None => tracing::warn!(number = d.report.number, "a report no request waits for (dropped)"),
                     }
                 }
                 Ok(None) | Err(_) => {
                     tracing::error!("the ladder's farm transport stopped");
-                    for (_, w) in waiting.drain() {
+                    for (_, (_, w)) in waiting.drain() {
                         let _ = w.send(Err(FarmError::WorkersStopped));
                     }
                     for r in backlog.drain(..) {

@@ -160,7 +160,7 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
-            extra: engine.clock.job_extra(), // the clock travels in the job
+            game: engine.clock.job_game(), // the clock travels in the job
         }
     };
     let window = plan.workers * 2;
@@ -242,7 +242,7 @@ pub async fn drive<T: Transport>(
                 continue;
             }
             timings.match_seconds += report.seconds;
-            let row = match accept(&plan, &names, &report, &out) {
+            let row = match accept(&plan, &make_job(n), &report, &out) {
                 Ok(row) => row,
                 Err(why) => {
                     let tries = in_flight.get(&n).copied().unwrap_or(0);
@@ -388,32 +388,24 @@ pub async fn drive<T: Transport>(
     })
 }
 
-/// Accept a report: a replay that verifies, for the scheduled seats and seed; saved to disk.
-fn accept(plan: &Plan, names: &[String], report: &JobReport, out: &std::path::Path) -> Result<Row> {
-    let json = match &report.outcome {
-        Ok(j) => j,
-        Err(f) => anyhow::bail!("worker {}: {f}", report.worker),
-    };
+/// Accept a report through the one game boundary ([`games::accept::accept`]: a replay that
+/// re-simulates, for the job's seats, seed, programs and clock) and save its replay.
+fn accept(plan: &Plan, job: &Job, report: &JobReport, out: &std::path::Path) -> Result<Row> {
     let n = report.number;
+    let replay = match games::accept::accept(job, report)? {
+        games::accept::Accepted::Bomberman(replay) => replay,
+        other => anyhow::bail!(
+            "match {n}: a bomberman tournament got a {} record",
+            other.name()
+        ),
+    };
     let entry = &plan.schedule[(n - 1) as usize];
-    let replay = bm::replay::verify(json)
-        .with_context(|| format!("match {n}: replay from {}", report.worker))?;
-    let want: Vec<&str> = entry.slots.iter().map(|&s| names[s].as_str()).collect();
-    if replay.result.seed != entry.seed
-        || replay
-            .result
-            .names
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            != want
-    {
-        anyhow::bail!("match {n}: the worker played other seats or another seed than scheduled");
-    }
     for (i, &slot) in entry.slots.iter().enumerate() {
-        if replay.result.hashes.get(&format!("bot_{i}")) != Some(&plan.bot_hashes[slot]) {
-            anyhow::bail!("match {n}: bot hash of seat {i} differs from the roster's");
-        }
+        // The job was built from the roster: a difference here is a bug of this process.
+        anyhow::ensure!(
+            replay.result.hashes.get(&format!("bot_{i}")) == Some(&plan.bot_hashes[slot]),
+            "match {n}: bot hash of seat {i} differs from the roster's"
+        );
     }
     let stem = out.join("replays").join(format!("{n:05}"));
     crate::cmd::play::save_replay(

@@ -367,7 +367,7 @@ impl Farm {
             size: 2,
             seed: 1,
             seats: Vec::new(),
-            extra: Default::default(),
+            game: shared::msg::GameJob::Bomberman(None),
         };
         let bytes = shared::codec::encode(
             &job,

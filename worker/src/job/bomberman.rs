@@ -3,28 +3,22 @@
 //! the clock the job carries, verify the replay before it leaves the worker.
 
 use games::bomberman as bm;
-use shared::msg::{Job, JobExtra, JobFailure};
-use shared::{Fault, FaultKind};
+use shared::msg::{BombermanJob, Job, JobFailure};
 
 use super::{Artifacts, JobRunner};
-use crate::bot::BotCommand;
 use crate::referee::{self, MapChoice, MatchSpec, Seat};
 
 /// The clock the job asks for: its own (the tournament's turn limit and time bank), or the
 /// rules' when it carries none. Never this host's environment: every worker plays alike.
-fn clock_of(job: &Job) -> Result<bm::ClockSpec, JobFailure> {
-    match &job.extra {
-        JobExtra::None => Ok(bm::ClockSpec::default()),
-        JobExtra::Bomberman(b) if b.turn_ms > 0 => Ok(bm::ClockSpec {
+fn clock_of(job: &Job, clock: Option<&BombermanJob>) -> Result<bm::ClockSpec, JobFailure> {
+    match clock {
+        None => Ok(bm::ClockSpec::default()),
+        Some(b) if b.turn_ms > 0 => Ok(bm::ClockSpec {
             turn_ms: b.turn_ms,
             bank_ms: b.time_bank_ms,
         }),
-        JobExtra::Bomberman(_) => Err(JobFailure::Unsupported(format!(
+        Some(_) => Err(JobFailure::Unsupported(format!(
             "job {} asks for a turn limit of 0 ms",
-            job.number
-        ))),
-        JobExtra::Proboj(_) => Err(JobFailure::Unsupported(format!(
-            "job {} is a bomberman match with a proboj game's part",
             job.number
         ))),
     }
@@ -34,6 +28,7 @@ fn clock_of(job: &Job) -> Result<bm::ClockSpec, JobFailure> {
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
+    clock: Option<&BombermanJob>,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
     if job.seats.len() != job.size as usize {
@@ -46,33 +41,7 @@ pub(super) fn play(
     }
     let mut seats = Vec::with_capacity(job.seats.len());
     for seat in &job.seats {
-        let path = artifacts.path_for(&seat.program)?;
-        let program = if seat.program.is_source() {
-            match runner.cache.executable_for(&path) {
-                Ok(exe) => Ok(BotCommand {
-                    program: exe,
-                    args: Vec::new(),
-                }),
-                Err(e) => match e.compiler_message() {
-                    Some(msg) => Err(Fault {
-                        kind: FaultKind::CompileFailure,
-                        turn: 0,
-                        detail: msg.to_string(),
-                    }),
-                    None => {
-                        return Err(JobFailure::Infrastructure(format!(
-                            "compiling {}: {e}",
-                            seat.program.file_name
-                        )))
-                    }
-                },
-            }
-        } else {
-            Ok(BotCommand {
-                program: path,
-                args: Vec::new(),
-            })
-        };
+        let program = super::seat_program(runner, seat, artifacts)?;
         seats.push(Seat {
             name: seat.name.clone(),
             hash: seat.program.sha256.clone(),
@@ -84,8 +53,9 @@ pub(super) fn play(
         seats,
         map: MapChoice::Generated,
     };
-    let replay = referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock_of(job)?)
-        .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
+    let replay =
+        referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock_of(job, clock)?)
+            .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     let json = replay.to_json();
     // Never send a replay that does not re-simulate to itself.
     bm::replay::verify(&json).map_err(|e| {

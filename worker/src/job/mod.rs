@@ -1,9 +1,10 @@
-//! Executing one farm job on this worker, whatever transport brought it: find the game by the
-//! job's referee version (bomberman, proboj, qianwang), let that game's module resolve programs
-//! by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
+//! Executing one farm job on this worker, whatever transport brought it: check the rules version
+//! of the job's [`GameJob`] (bomberman, proboj, qianwang, nim), let that game's module resolve
+//! programs by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
 //! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
 mod bomberman;
+mod nim;
 mod proboj;
 mod qianwang;
 
@@ -12,19 +13,71 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use games::bomberman as bm;
-use shared::msg::{Job, JobFailure, JobReport, ProgramRef};
+use shared::msg::{GameJob, Job, JobFailure, JobReport, ProgramRef, SeatSpec};
+use shared::{Fault, FaultKind};
 
-use crate::bot::{CoreTokens, SandboxConfig};
+use crate::bot::{BotCommand, CoreTokens, SandboxConfig};
 use crate::compile::CompileCache;
 
-/// The referee versions this worker can run.
-pub fn supported_versions() -> Vec<&'static str> {
-    vec![bm::VERSION, proboj::VERSION, qianwang::VERSION]
+/// The rules versions of every game this worker plays (for its heartbeat).
+pub fn supported_versions() -> [&'static str; 4] {
+    [
+        bm::VERSION,
+        qianwang::VERSION,
+        proboj::VERSION,
+        nim::VERSION,
+    ]
 }
 
-/// True when this worker can run jobs of `referee_version`.
-pub fn supports(referee_version: &str) -> bool {
-    supported_versions().contains(&referee_version)
+/// The rules version this worker runs for the game of `game`.
+pub fn version_of(game: &GameJob) -> &'static str {
+    match game {
+        GameJob::Bomberman(_) => bm::VERSION,
+        GameJob::Qianwang => qianwang::VERSION,
+        GameJob::Proboj(_) => proboj::VERSION,
+        GameJob::Nim(_) => nim::VERSION,
+    }
+}
+
+/// Why this worker cannot play `job` (its game's rules are another version), if it cannot.
+pub fn unsupported(job: &Job) -> Option<JobFailure> {
+    let mine = version_of(&job.game);
+    (job.referee_version != mine).then(|| {
+        JobFailure::Unsupported(format!(
+            "job {} needs {} rules {:?}; this worker runs {mine:?}",
+            job.number,
+            job.game.name(),
+            job.referee_version
+        ))
+    })
+}
+
+/// The command that runs a seat's program: its artifact, compiled through the cache when it is
+/// a source. A compiler error is the bot's fault (the inner `Err`); anything else about getting
+/// the program is the host's (the outer one).
+fn seat_program(
+    runner: &JobRunner,
+    seat: &SeatSpec,
+    artifacts: &dyn Artifacts,
+) -> Result<Result<BotCommand, Fault>, JobFailure> {
+    let path = artifacts.path_for(&seat.program)?;
+    if !seat.program.is_source() {
+        return Ok(Ok(BotCommand::new(path)));
+    }
+    match runner.cache.executable_for(&path) {
+        Ok(exe) => Ok(Ok(BotCommand::new(exe))),
+        Err(e) => match e.compiler_message() {
+            Some(msg) => Ok(Err(Fault {
+                kind: FaultKind::CompileFailure,
+                turn: 0,
+                detail: msg.to_string(),
+            })),
+            None => Err(JobFailure::Infrastructure(format!(
+                "compiling {}: {e}",
+                seat.program.file_name
+            ))),
+        },
+    }
 }
 
 /// Where a worker finds a program's bytes by hash.
@@ -83,14 +136,14 @@ impl JobRunner {
         metrics.set_sandbox_mode(self.sandbox.effective_mode().as_str());
         let _busy = metrics.busy();
         let started = Instant::now();
-        let outcome = match job.referee_version.as_str() {
-            v if v == bm::VERSION => bomberman::play(self, job, artifacts),
-            v if v == proboj::VERSION => proboj::play(self, job, artifacts),
-            v if v == qianwang::VERSION => qianwang::play(self, job, artifacts),
-            other => Err(JobFailure::Unsupported(format!(
-                "job needs referee {other:?}; this worker runs {:?}",
-                supported_versions()
-            ))),
+        let outcome = match (unsupported(job), &job.game) {
+            (Some(why), _) => Err(why),
+            (None, GameJob::Bomberman(clock)) => {
+                bomberman::play(self, job, clock.as_ref(), artifacts)
+            }
+            (None, GameJob::Qianwang) => qianwang::play(self, job, artifacts),
+            (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts),
+            (None, GameJob::Nim(n)) => nim::play(self, job, n, artifacts),
         };
         metrics.job_done(
             job.seats.len(),

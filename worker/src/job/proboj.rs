@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use shared::msg::{Job, JobExtra, JobFailure};
+use shared::msg::{Job, JobFailure, ProbojJob};
 
 use super::{Artifacts, JobRunner};
 use crate::proboj::remote::{self, RemoteError};
@@ -20,14 +20,9 @@ static NEVER: AtomicBool = AtomicBool::new(false);
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
+    p: &ProbojJob,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
-    let JobExtra::Proboj(p) = &job.extra else {
-        return Err(JobFailure::Infrastructure(format!(
-            "game {}: a proboj job without its game",
-            job.number
-        )));
-    };
     let digest = remote::package_digest(&p.files)
         .map_err(|e| JobFailure::Artifact(format!("game {}: {e}", job.number)))?;
     if digest != job.manifest_digest {
@@ -47,6 +42,7 @@ pub(super) fn play(
     let opts = RunOptions {
         sandbox: runner.sandbox.clone(),
         fair: p.fair,
+        tokens: Some(runner.tokens.clone()),
         server_timeout: p.server_timeout_ms.map(Duration::from_millis),
         ..RunOptions::default()
     };

@@ -376,6 +376,8 @@ fn read_player(
         return Err(PipeError::Closed);
     };
     let fair = opts.fair && !p.paused_by_server;
+    // The player's time starts once it holds a core: waiting for one is nobody's turn time.
+    let _core = fair.then(|| opts.tokens.as_ref().map(|t| t.acquire()));
     if fair {
         if let Some(x) = &p.process {
             x.signal(libc::SIGCONT);

@@ -8,7 +8,6 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
 use shared::msg::{PackageFile, ProbojJob};
 use thiserror::Error;
 
@@ -16,8 +15,9 @@ use super::config::{check_config, Config, ConfigError, Game, RawConfig};
 use super::game::run_game;
 use super::table::{Ending, GameOutcome, RunOptions};
 
-/// The referee version of proboj jobs.
-pub const VERSION: &str = "matchfarm-proboj/1";
+/// The bundle a worker sends back and the runner protocol's version live with the game
+/// boundary (`games::proboj`), where the coordinator checks a bundle against its job.
+pub use games::proboj::{BundleFile, GameBundle, VERSION};
 
 /// Files and bytes a package may hold at most (a typo in a command must not ship a disk).
 pub const MAX_FILES: usize = 20_000;
@@ -248,28 +248,6 @@ fn relative_command(command: &str, start: &Path) -> Result<String, RemoteError> 
         .collect();
     shlex::try_join(words.iter().map(String::as_str))
         .map_err(|e| RemoteError::Invalid(format!("cannot quote {command:?}: {e}")))
-}
-
-/// A file of a finished game folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BundleFile {
-    /// Relative to the game folder, `/`-separated.
-    pub path: String,
-    /// The bytes, base64.
-    pub data: String,
-}
-
-/// What a worker sends back for a proboj game: the outcome and the game folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameBundle {
-    pub gamefolder: String,
-    pub players: Vec<String>,
-    pub scores: Option<Vec<(String, i64)>>,
-    /// "end", "server-exited", "interrupted" or `"failed: <why>"`.
-    pub ending: String,
-    pub warnings: Vec<String>,
-    pub commands: u64,
-    pub files: Vec<BundleFile>,
 }
 
 fn ending_text(e: &Ending) -> String {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::sandbox::{Limits, SandboxConfig};
+use crate::tokens::CoreTokens;
 
 use super::log::Log;
 use super::pipe::{self, LineReader, PipeError};
@@ -21,6 +22,9 @@ pub struct RunOptions {
     pub player_limits: Limits,
     /// Stop players (SIGSTOP) while the server is not waiting on them.
     pub fair: bool,
+    /// The worker's core tokens: in fair mode a player holds one while it runs for a READ, so
+    /// no more players think at once than the host has cores (None: no limit).
+    pub tokens: Option<CoreTokens>,
     /// How long a freshly started player may run until it waits for input.
     pub startup_grace: Duration,
     /// Timeout for a write to a player (the protocol's 5 s).
@@ -52,6 +56,7 @@ impl Default for RunOptions {
                 ..Limits::default()
             },
             fair: true,
+            tokens: None,
             startup_grace: Duration::from_secs(2),
             write_timeout: Duration::from_secs(5),
             server_timeout: None,

@@ -1,0 +1,196 @@
+//! The one door for a game's outcome into the coordinator: whichever game a job plays and
+//! whichever path ran it (tournament, ladder, proboj runner; embedded or on the cluster), its
+//! report is held to its job here before anything is checkpointed, written or settles points.
+//! A record is re-verified by its game's rules (re-simulated where the game allows), and its
+//! seed, seats and program hashes must be the job's. Pure: no files, no clocks.
+
+use shared::msg::{BombermanJob, GameJob, Job, JobFailure, JobReport, SeatSpec};
+use thiserror::Error;
+
+use crate::{bomberman as bm, nim, proboj, qianwang as qw};
+
+/// A report that passed [`accept`], typed by its game.
+#[derive(Debug, Clone)]
+pub enum Accepted {
+    Bomberman(Box<bm::replay::Replay>),
+    Qianwang(Box<qw::MatchRecord>),
+    Proboj(Box<proboj::GameBundle>),
+    Nim(Box<nim::NimRecord>),
+}
+
+impl Accepted {
+    /// The game's name, as [`GameJob::name`] gives it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Accepted::Bomberman(_) => "bomberman",
+            Accepted::Qianwang(_) => "qianwang",
+            Accepted::Proboj(_) => "proboj",
+            Accepted::Nim(_) => "nim",
+        }
+    }
+}
+
+/// Why a report was refused. Every variant is the farm's problem (a worker that failed, a
+/// record that does not verify, a job played otherwise than asked), never a bot's: the caller
+/// retries or reports the match as failed, and scores nothing.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AcceptError {
+    #[error("report of {found_tournament:?} match {found_number} answers no job of {tournament:?} match {number}")]
+    NotThisJob {
+        tournament: String,
+        number: u64,
+        found_tournament: String,
+        found_number: u64,
+    },
+    #[error("match {number}: worker {worker}: {failure}")]
+    Failed {
+        number: u64,
+        worker: String,
+        failure: JobFailure,
+    },
+    #[error("match {number}: worker {worker} sent a {game} record that does not verify: {detail}")]
+    Invalid {
+        number: u64,
+        worker: String,
+        game: &'static str,
+        detail: String,
+    },
+    #[error("match {number}: worker {worker} played {what}")]
+    Mismatch {
+        number: u64,
+        worker: String,
+        what: String,
+    },
+}
+
+/// Hold `report` to `job`: the report answers this job, the worker played it, and the record
+/// re-verifies by its game's rules with the job's seed, seats and program hashes.
+pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
+    if report.tournament != job.tournament || report.number != job.number {
+        return Err(AcceptError::NotThisJob {
+            tournament: job.tournament.clone(),
+            number: job.number,
+            found_tournament: report.tournament.clone(),
+            found_number: report.number,
+        });
+    }
+    let text = report
+        .outcome
+        .as_ref()
+        .map_err(|failure| AcceptError::Failed {
+            number: job.number,
+            worker: report.worker.clone(),
+            failure: failure.clone(),
+        })?;
+    let invalid = |detail: String| AcceptError::Invalid {
+        number: job.number,
+        worker: report.worker.clone(),
+        game: job.game.name(),
+        detail,
+    };
+    let mismatch = |what: String| AcceptError::Mismatch {
+        number: job.number,
+        worker: report.worker.clone(),
+        what,
+    };
+    let seats = |names: Vec<&str>, hashes: Vec<Option<&str>>| -> Result<(), AcceptError> {
+        check_seats(&job.seats, &names, &hashes).map_err(mismatch)
+    };
+    match &job.game {
+        GameJob::Bomberman(clock) => {
+            let replay = bm::replay::verify(text).map_err(|e| invalid(e.to_string()))?;
+            if replay.seed != job.seed || replay.result.seed != job.seed {
+                return Err(mismatch(format!("seed {}, not {}", replay.seed, job.seed)));
+            }
+            let names = replay.result.names.iter().map(String::as_str).collect();
+            let hashes = (0..replay.result.names.len())
+                .map(|i| {
+                    replay
+                        .result
+                        .hashes
+                        .get(&format!("bot_{i}"))
+                        .map(String::as_str)
+                })
+                .collect();
+            seats(names, hashes)?;
+            check_clock(clock.as_ref(), replay.clock.as_ref()).map_err(mismatch)?;
+            Ok(Accepted::Bomberman(Box::new(replay)))
+        }
+        GameJob::Qianwang => {
+            let record = qw::MatchRecord::from_json(text).map_err(|e| invalid(e.to_string()))?;
+            qw::verify(&record).map_err(|e| invalid(e.to_string()))?;
+            if record.seed != job.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            }
+            let players = [&record.black, &record.red];
+            seats(
+                players.iter().map(|p| p.name.as_str()).collect(),
+                players
+                    .iter()
+                    .map(|p| Some(p.code_sha256.as_str()))
+                    .collect(),
+            )?;
+            Ok(Accepted::Qianwang(Box::new(record)))
+        }
+        GameJob::Proboj(p) => {
+            // The referee is the game's own server: the bundle is held to its game, not re-run.
+            let bundle = proboj::check(&p.game_json, text).map_err(|e| invalid(e.to_string()))?;
+            Ok(Accepted::Proboj(Box::new(bundle)))
+        }
+        GameJob::Nim(_) => {
+            let record: nim::NimRecord =
+                serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+            nim::verify(&record).map_err(|e| invalid(e.to_string()))?;
+            if record.seed != job.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            }
+            seats(
+                record.players.iter().map(|p| p.name.as_str()).collect(),
+                record
+                    .players
+                    .iter()
+                    .map(|p| Some(p.code_sha256.as_str()))
+                    .collect(),
+            )?;
+            Ok(Accepted::Nim(Box::new(record)))
+        }
+    }
+}
+
+/// The record's seats in order, by name and program hash, are the job's.
+fn check_seats(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> Result<(), String> {
+    let want_names: Vec<&str> = want.iter().map(|s| s.name.as_str()).collect();
+    if names != want_names.as_slice() {
+        return Err(format!("seats {names:?}, not the job's {want_names:?}"));
+    }
+    for (i, (seat, hash)) in want.iter().zip(hashes).enumerate() {
+        if !hash.is_some_and(|h| h.eq_ignore_ascii_case(&seat.program.sha256)) {
+            return Err(format!(
+                "seat {i} ({}) with program {}, not the job's {}",
+                seat.name,
+                hash.unwrap_or("(none)"),
+                seat.program.sha256
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A bomberman replay was played under the job's clock: a bank leaves its record with the
+/// job's limits, no bank leaves none.
+fn check_clock(job: Option<&BombermanJob>, replay: Option<&bm::ClockRecord>) -> Result<(), String> {
+    let banked = job.filter(|c| c.time_bank_ms > 0);
+    match (banked, replay) {
+        (None, None) => Ok(()),
+        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.time_bank_ms == r.bank_ms => Ok(()),
+        (Some(c), Some(r)) => Err(format!(
+            "under a clock of {} ms + a {} ms bank, not the job's {} ms + {} ms",
+            r.turn_ms, r.bank_ms, c.turn_ms, c.time_bank_ms
+        )),
+        (Some(c), None) => Err(format!("without the job's {} ms time bank", c.time_bank_ms)),
+        (None, Some(r)) => Err(format!(
+            "with a {} ms time bank the job did not ask for",
+            r.bank_ms
+        )),
+    }
+}
