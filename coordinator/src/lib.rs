@@ -8,6 +8,7 @@ pub mod botprep;
 pub mod clock;
 pub mod cluster;
 pub mod cmd;
+pub mod dispatch;
 pub mod fsio;
 pub mod ladder;
 pub mod logging;

@@ -9,13 +9,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use games::accept::{accept, Accepted};
+use games::accept::Accepted;
 use shared::msg::{GameJob, Job, ProbojJob};
 use worker::proboj::config::RawConfig;
 use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
 use super::store::Store;
+use crate::dispatch::Dispatcher;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
@@ -70,7 +71,7 @@ pub async fn run_games(
     );
     std::fs::create_dir_all(&config.game_root)
         .with_context(|| format!("game_root {}", config.game_root.display()))?;
-    let mut t = RabbitMq::start(ClusterSpec {
+    let t = RabbitMq::start(ClusterSpec {
         broker: cluster.broker.to_string(),
         key,
         tournament: tournament.clone(),
@@ -83,73 +84,55 @@ pub async fn run_games(
     })
     .await?;
     eprintln!("{}", t.describe());
-    let mut jobs = Vec::with_capacity(games.len());
+    let mut flights = Dispatcher::new(t, &tournament, games.len());
     for (i, g) in games.iter().enumerate() {
-        jobs.push(Job {
-            tournament: tournament.clone(),
-            number: i as u64 + 1,
-            referee_version: remote::VERSION.to_string(),
-            manifest_digest: package.digest.clone(),
-            size: g.players.len() as u32,
-            seed: 0,
-            seats: Vec::new(),
-            game: GameJob::Proboj(Box::new(ProbojJob {
-                config_json: package.config_json.clone(),
-                game_json: serde_json::to_string(g)?,
-                files: package.files.clone(),
-                fair: cluster.fair,
-                server_timeout_ms: cluster.server_timeout.map(|d| d.as_millis() as u64),
-            })),
-        });
+        flights
+            .publish(Job {
+                tournament: tournament.clone(),
+                number: i as u64 + 1,
+                referee_version: remote::VERSION.to_string(),
+                manifest_digest: package.digest.clone(),
+                size: g.players.len() as u32,
+                seed: 0,
+                seats: Vec::new(),
+                game: GameJob::Proboj(Box::new(ProbojJob {
+                    config_json: package.config_json.clone(),
+                    game_json: serde_json::to_string(g)?,
+                    files: package.files.clone(),
+                    fair: cluster.fair,
+                    server_timeout_ms: cluster.server_timeout.map(|d| d.as_millis() as u64),
+                })),
+            })
+            .await?;
     }
-    for job in &jobs {
-        t.publish(job.clone()).await?;
-    }
-    t.flush().await?;
     let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
-    let mut left = games.len();
-    while left > 0 && !stop.load(Ordering::SeqCst) {
-        let d = match tokio::time::timeout(Duration::from_millis(500), t.next()).await {
-            Err(_) => continue,
-            Ok(r) => match r? {
-                Some(d) => d,
-                None => anyhow::bail!("no worker can answer any more"),
-            },
-        };
-        let n = d.report.number;
-        let slot = (d.report.tournament == tournament && n >= 1)
-            .then(|| outcomes.get_mut(n as usize - 1))
-            .flatten();
-        let Some(slot) = slot else {
-            t.ack(d.tag).await?;
-            continue;
-        };
-        if slot.is_some() {
-            t.ack(d.tag).await?; // a duplicate of a game already written
-            continue;
-        }
-        let game = &games[n as usize - 1];
-        let outcome = match accept(&jobs[n as usize - 1], &d.report) {
-            Ok(Accepted::Proboj(b)) => remote::unpack(&b, &config.game_root)
-                .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
-            Ok(other) => remote::failed(
-                game,
-                &config.game_root,
-                format!("worker {} sent a {} record", d.report.worker, other.name()),
-            ),
-            Err(e) => remote::failed(game, &config.game_root, e.to_string()),
-        };
-        on_done(&outcome);
-        *slot = Some(outcome);
-        left -= 1;
-        t.ack(d.tag).await?;
-        t.completed(&[n]).await?;
-    }
-    if left == 0 {
-        if let Err(e) = t.cleanup().await {
-            tracing::warn!("removing the tournament's queues: {e:#}");
+    while flights.in_flight() > 0 && !stop.load(Ordering::SeqCst) {
+        let batch =
+            match tokio::time::timeout(Duration::from_millis(500), flights.next_batch()).await {
+                Err(_) => continue,
+                Ok(r) => r?.context("no worker can answer any more")?,
+            };
+        for a in batch {
+            let n = a.job.number;
+            let game = &games[n as usize - 1];
+            // The game folder is the sink: written once the bundle is held to its game.
+            let outcome = match a.verdict() {
+                Ok(Accepted::Proboj(b)) => remote::unpack(&b, &config.game_root)
+                    .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
+                Ok(other) => remote::failed(
+                    game,
+                    &config.game_root,
+                    format!("worker {} sent a {} record", a.report.worker, other.name()),
+                ),
+                Err(e) => remote::failed(game, &config.game_root, e.to_string()),
+            };
+            on_done(&outcome);
+            outcomes[n as usize - 1] = Some(outcome);
+            flights.ack([a.tag]).await?;
+            flights.completed(&[n]).await?;
         }
     }
-    t.shutdown().await?;
+    // Stopping the transport also removes the tournament's queues and Redis bookkeeping.
+    flights.shutdown().await?;
     Ok(outcomes.into_iter().flatten().collect())
 }

@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use games::qianwang::MatchRecord;
-use shared::msg::{GameJob, Job, JobFailure, JobReport, ProgramRef, SeatSpec};
+use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
 
 use crate::cluster::store::Store;
+use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
@@ -266,12 +267,12 @@ fn job(tournament: &str, number: u64, req: &Request) -> Job {
 }
 
 /// The record of a report, once the game boundary has held it to its job.
-fn decode(job: &Job, report: &JobReport) -> Result<MatchRecord, FarmError> {
-    match games::accept::accept(job, report).map_err(FarmError::Refused)? {
+fn decode(a: &Arrival) -> Result<MatchRecord, FarmError> {
+    match a.verdict().map_err(FarmError::Refused)? {
         games::accept::Accepted::Qianwang(record) => Ok(*record),
         other => Err(FarmError::Refused(games::accept::AcceptError::Mismatch {
-            number: job.number,
-            worker: report.worker.clone(),
+            number: a.job.number,
+            worker: a.report.worker.clone(),
             what: format!("{}, not 钳王", other.name()),
         })),
     }
@@ -347,11 +348,12 @@ async fn upload(
     Ok(())
 }
 
-/// Keeps at most `window` jobs in flight (so publishing never blocks the report side) and
-/// routes each report to its waiter by job number. Numbers start at this process's start time
-/// in microseconds, so a stale report of an earlier process never matches a waiting job.
+/// Keeps at most `window` jobs in flight (so publishing never blocks the report side) through
+/// the one dispatcher, and routes each report to its waiter by job number once the game
+/// boundary has held it to its job. Numbers start at this process's start time in
+/// microseconds, so a stale report of an earlier process never matches a waiting job.
 async fn dispatch<T: Transport>(
-    mut transport: T,
+    transport: T,
     mut rx: mpsc::Receiver<Request>,
     window: usize,
     tournament: String,
@@ -359,11 +361,12 @@ async fn dispatch<T: Transport>(
 ) {
     let mut number = (super::db::now_ms().max(0) as u64) * 1000;
     let mut uploaded = HashSet::new();
-    let mut waiting: HashMap<u64, (Job, Waiter)> = HashMap::new();
+    let mut flights = Dispatcher::new(transport, &tournament, window);
+    let mut waiting: HashMap<u64, Waiter> = HashMap::new();
     let mut backlog: VecDeque<Request> = VecDeque::new();
     let mut open = true;
     loop {
-        while waiting.len() < window {
+        while flights.has_room() {
             let Some(req) = backlog.pop_front() else {
                 break;
             };
@@ -372,12 +375,11 @@ async fn dispatch<T: Transport>(
                 let _ = req.reply.send(Err(FarmError::Upload(e)));
                 continue;
             }
-            let j = job(&tournament, number, &req);
-            if let Err(e) = transport.publish(j.clone()).await {
+            if let Err(e) = flights.publish(job(&tournament, number, &req)).await {
                 let _ = req.reply.send(Err(FarmError::Publish(e)));
                 continue;
             }
-            waiting.insert(number, (j, req.reply));
+            waiting.insert(number, req.reply);
         }
         if !open && waiting.is_empty() && backlog.is_empty() {
             break;
@@ -387,19 +389,24 @@ async fn dispatch<T: Transport>(
                 Some(r) => backlog.push_back(r),
                 None => open = false,
             },
-            d = transport.next(), if !waiting.is_empty() => match d {
-                Ok(Some(d)) => {
-                    let _ = transport.ack(d.tag).await;
-                    match waiting.remove(&d.report.number) {
-                        Some((job, w)) => {
-                            let _ = w.send(decode(&job, &d.report));
+            batch = flights.next_batch(), if flights.in_flight() > 0 => match batch {
+                Ok(Some(batch)) => {
+                    let tags: Vec<u64> = batch.iter().map(|a| a.tag).collect();
+                    for a in batch {
+                        match waiting.remove(&a.job.number) {
+                            Some(w) => {
+                                let _ = w.send(decode(&a));
+                            }
+                            None => tracing::warn!(number = a.job.number, "a report no request waits for (dropped)"),
                         }
-                        None => tracing::warn!(number = d.report.number, "a report no request waits for (dropped)"),
+                    }
+                    if let Err(e) = flights.ack(tags).await {
+                        tracing::warn!("acknowledging ladder reports: {e:#}");
                     }
                 }
                 Ok(None) | Err(_) => {
                     tracing::error!("the ladder's farm transport stopped");
-                    for (_, (_, w)) in waiting.drain() {
+                    for (_, w) in waiting.drain() {
                         let _ = w.send(Err(FarmError::WorkersStopped));
                     }
                     for r in backlog.drain(..) {
@@ -410,7 +417,7 @@ async fn dispatch<T: Transport>(
             },
         }
     }
-    if let Err(e) = transport.shutdown().await {
+    if let Err(e) = flights.shutdown().await {
         tracing::warn!("stopping the ladder's farm transport: {e:#}");
     }
 }

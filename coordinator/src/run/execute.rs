@@ -2,7 +2,7 @@
 //! accept each report once (verified replay, right seats, right tournament), checkpoint in
 //! schedule order, refit ratings live, refresh the report, and write the final files.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use games::bomberman as bm;
-use shared::msg::{Job, JobReport, ProgramRef, SeatSpec};
+use shared::msg::{Job, ProgramRef, SeatSpec};
 use worker::job::LocalArtifacts;
 
 use super::checkpoint::{Log, Row, LOG_NAME};
@@ -19,6 +19,7 @@ use super::outputs::{Live, Timings};
 use super::prepare::Plan;
 use super::stop::{StopRule, Stopped};
 use crate::botprep::SandboxArgs;
+use crate::dispatch::{Arrival, Dispatcher};
 use crate::progress::Progress;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
@@ -96,7 +97,7 @@ pub async fn embedded(
 pub async fn drive<T: Transport>(
     plan: Plan,
     engine: &Engine,
-    mut transport: T,
+    transport: T,
     programs: Vec<ProgramRef>,
     mut stop: Option<&mut dyn StopRule>,
 ) -> Result<Finished> {
@@ -163,8 +164,8 @@ pub async fn drive<T: Transport>(
             game: engine.clock.job_game(), // the clock travels in the job
         }
     };
-    let window = plan.workers * 2;
-    let mut in_flight: HashMap<u64, u32> = HashMap::new();
+    let describe = transport.describe();
+    let mut flights = Dispatcher::new(transport, &plan.tournament, plan.workers * 2);
     let mut progress = Progress::new(limit, plan.done.len() as u64);
     if let Some(s) = stop.as_ref().and_then(|r| r.status()) {
         progress.set_status(s);
@@ -177,7 +178,7 @@ pub async fn drive<T: Transport>(
     let metrics = crate::metrics::global();
     metrics.start(
         &plan.tournament,
-        &transport.describe(),
+        &describe,
         limit,
         plan.done.len() as u64,
         &names,
@@ -188,72 +189,57 @@ pub async fn drive<T: Transport>(
             pending.clear();
             let line = format!(
                 "stopping after match {after} of {scheduled}: {why}; {} jobs in flight are cancelled (acknowledged, not logged)",
-                in_flight.len()
+                flights.in_flight()
             );
             tracing::info!("{line}");
             progress.println(&line);
         }
-        while cut.is_none() && in_flight.len() < window {
+        while cut.is_none() && flights.has_room() {
             let Some(n) = pending.pop_front() else { break };
-            transport.publish(make_job(n)).await?;
+            flights.publish(make_job(n)).await?;
             metrics.dispatched.inc();
-            in_flight.insert(n, 0);
         }
-        metrics.window(in_flight.len(), pending.len());
-        if in_flight.is_empty() {
+        metrics.window(flights.in_flight(), pending.len());
+        if flights.in_flight() == 0 {
             break;
         }
-        let Some(first) = transport.next().await? else {
+        let Some(batch) = flights.next_batch().await? else {
             if cut.is_some() {
-                cancelled.extend(in_flight.drain().map(|(n, _)| n));
+                cancelled.extend(flights.cancel());
                 break;
             }
             anyhow::bail!(
                 "every worker has stopped with {} matches in flight",
-                in_flight.len()
+                flights.in_flight()
             );
         };
-        let mut batch = vec![first];
-        while let Some(d) = transport.try_next()? {
-            batch.push(d);
-        }
         let mut acks = Vec::with_capacity(batch.len());
         let mut completed = Vec::new();
-        for d in batch {
-            acks.push(d.tag);
-            let report = d.report;
-            if report.tournament != plan.tournament {
-                tracing::warn!(
-                    number = report.number,
-                    "dropped a report of another tournament"
-                );
+        for arrival in batch {
+            acks.push(arrival.tag);
+            let n = arrival.job.number;
+            if log.has(n) {
+                tracing::debug!(number = n, "dropped a duplicate report");
                 continue;
             }
-            if !in_flight.contains_key(&report.number) || log.has(report.number) {
-                tracing::debug!(number = report.number, "dropped a duplicate report");
-                continue;
-            }
-            let n = report.number;
             if cut.is_some() {
                 // The run has stopped: a job still in flight is cancelled, whatever it says.
-                in_flight.remove(&n);
                 cancelled.push(n);
                 tracing::debug!(number = n, "cancelled: the run stopped before it");
                 continue;
             }
-            timings.match_seconds += report.seconds;
-            let row = match accept(&plan, &make_job(n), &report, &out) {
+            timings.match_seconds += arrival.report.seconds;
+            let row = match accept(&plan, &arrival, &out) {
                 Ok(row) => row,
                 Err(why) => {
-                    let tries = in_flight.get(&n).copied().unwrap_or(0);
+                    let tries = arrival.tries;
                     if tries < RETRIES {
                         tracing::warn!(
                             number = n,
                             attempt = tries + 1,
                             "match failed, retrying: {why:#}"
                         );
-                        in_flight.insert(n, tries + 1);
-                        transport.publish(make_job(n)).await?;
+                        flights.retry(&arrival).await?;
                         metrics.dispatched.inc();
                         metrics.retried.inc();
                         continue;
@@ -268,7 +254,6 @@ pub async fn drive<T: Transport>(
                     }
                 }
             };
-            in_flight.remove(&n);
             if row.result.is_some() {
                 completed.push(n);
             }
@@ -295,10 +280,8 @@ pub async fn drive<T: Transport>(
         let tick = Instant::now();
         log.sync()?;
         timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
-        transport.completed(&completed).await?;
-        for tag in acks {
-            transport.ack(tag).await?;
-        }
+        flights.completed(&completed).await?;
+        flights.ack(acks).await?;
         if since_report >= plan.report_every || log.written() == limit || cut.is_some() {
             let tick = Instant::now();
             live.write_report(&out)?;
@@ -309,7 +292,7 @@ pub async fn drive<T: Transport>(
             since_report = 0;
         }
     }
-    transport.shutdown().await?;
+    flights.shutdown().await?;
     progress.finish();
     let written = log.written();
     let ahead = log.waiting_numbers();
@@ -390,9 +373,9 @@ pub async fn drive<T: Transport>(
 
 /// Accept a report through the one game boundary ([`games::accept::accept`]: a replay that
 /// re-simulates, for the job's seats, seed, programs and clock) and save its replay.
-fn accept(plan: &Plan, job: &Job, report: &JobReport, out: &std::path::Path) -> Result<Row> {
-    let n = report.number;
-    let replay = match games::accept::accept(job, report)? {
+fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
+    let n = arrival.job.number;
+    let replay = match arrival.verdict()? {
         games::accept::Accepted::Bomberman(replay) => replay,
         other => anyhow::bail!(
             "match {n}: a bomberman tournament got a {} record",
