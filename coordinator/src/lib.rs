@@ -1,10 +1,12 @@
 //! The coordinator: the `farm` CLI's commands (`cmd`, `run` with `--until-settled`, `sprt`),
-//! dispatch of matches through the one transport with an optional stop rule, ordered
+//! the one dispatcher over the one transport (`dispatch`: every use's jobs go out and their
+//! reports come back through it, held to their jobs by `games::accept`), ordered
 //! checkpointing, live ratings (Wald and map-unit bootstrap intervals) and metrics, the cluster
 //! worker loop (`cluster::consumer`) and the 钳王 ladder service. Effectful shell around the
 //! pure `shared` and `games`.
 
 pub mod botprep;
+pub mod broker;
 pub mod clock;
 pub mod cluster;
 pub mod cmd;

@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
-use coordinator::cluster::store::Store;
+use coordinator::broker::store::Store;
 use coordinator::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use coordinator::transport::Transport;
 use shared::msg::{Job, ProgramRef, SeatSpec};

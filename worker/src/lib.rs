@@ -2,7 +2,7 @@
 //! applied to them (`sandbox`), core tokens that bound how many bots think at once (`tokens`),
 //! the content-addressed compile cache (`compile`), the start-up self-test (`selftest`), the
 //! Bomberman referee loop with its match clock (`referee`), the job runner for every game
-//! (`job`), the proboj runner (`proboj`) and 钳王's JavaScript bots (`qianwang`).
+//! (`job`: bomberman, 钳王, proboj and Nim jobs), the proboj runner (`proboj`) and 钳王's JavaScript bots (`qianwang`).
 
 pub mod bot;
 pub mod capture;

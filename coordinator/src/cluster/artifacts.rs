@@ -13,7 +13,7 @@ use games::bomberman as bm;
 use shared::msg::{GameJob, Job, JobFailure, PackageFile, ProgramRef};
 use worker::job::LocalArtifacts;
 
-use super::store::Store;
+use crate::broker::store::Store;
 
 /// Fetch-and-verify cache of programs on this host.
 pub struct RedisArtifacts {

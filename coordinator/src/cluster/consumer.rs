@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use lapin::message::Delivery;
 use lapin::options::*;
 use lapin::types::{AMQPValue, FieldTable, LongString};
-use lapin::{BasicProperties, Channel, Connection};
+use lapin::{Channel, Connection};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
@@ -27,8 +27,8 @@ use shared::msg::{GameJob, Job, JobReport};
 use worker::job::JobRunner;
 
 use super::artifacts::RedisArtifacts;
-use super::store::{Heartbeat, Store};
-use super::{backoff, connect, Names, REASON_HEADER, WORKER_VERSION};
+use crate::broker::store::{Heartbeat, Store};
+use crate::broker::{backoff, connect, persistent, Names, REASON_HEADER, WORKER_VERSION};
 
 /// How often a worker renews its heartbeat (it expires after `HEARTBEAT_TTL`).
 const BEAT_EVERY: Duration = Duration::from_secs(3);
@@ -83,7 +83,7 @@ impl Ctx {
     async fn beat(&self) {
         let hb = Heartbeat {
             id: self.cfg.id.clone(),
-            host: super::hostname(),
+            host: crate::broker::hostname(),
             slots: self.cfg.slots,
             current: self
                 .current
@@ -508,9 +508,4 @@ async fn dead_letter(
     anyhow::ensure!(confirm.is_ack(), "the broker refused a dead letter");
     d.acker.ack(BasicAckOptions::default()).await?;
     Ok(())
-}
-
-/// Persistent delivery mode.
-pub fn persistent() -> BasicProperties {
-    BasicProperties::default().with_delivery_mode(2)
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use shared::msg::ProgramRef;
 
-use super::store::Store;
+use crate::broker::store::Store;
 use crate::run::execute::{drive, Engine, Finished};
 use crate::run::prepare::Plan;
 use crate::run::stop::StopRule;

@@ -15,7 +15,7 @@ use worker::proboj::config::RawConfig;
 use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
-use super::store::Store;
+use crate::broker::store::Store;
 use crate::dispatch::Dispatcher;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;

@@ -88,7 +88,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
     let id = args
         .id
         .clone()
-        .unwrap_or_else(|| format!("{}-{}", crate::cluster::hostname(), std::process::id()));
+        .unwrap_or_else(|| format!("{}-{}", crate::broker::hostname(), std::process::id()));
     let scratch = args.scratch.clone().unwrap_or_else(|| {
         args.sandbox
             .cache_dir

@@ -14,7 +14,7 @@ use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
 
-use crate::cluster::store::Store;
+use crate::broker::store::Store;
 use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};

@@ -12,16 +12,16 @@
 //! tournament's ownership lease is taken (one coordinator per tournament) and its completed set
 //! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.
 
+mod readers;
+
 use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use futures_lite::StreamExt;
 use lapin::options::*;
 use lapin::publisher_confirm::PublisherConfirm;
-use lapin::types::{AMQPValue, FieldTable};
+use lapin::types::FieldTable;
 use lapin::{Channel, Connection};
 use tokio::sync::mpsc;
 
@@ -30,9 +30,9 @@ use shared::msg::{Job, JobFailure, JobReport};
 
 use super::watch::{self, Verdict, Watch};
 use super::{Delivery, Transport};
-use crate::cluster::consumer::persistent;
-use crate::cluster::store::Store;
-use crate::cluster::{backoff, connect, Names, REASON_HEADER};
+use crate::broker::store::Store;
+use crate::broker::{backoff, connect, persistent, Names};
+use readers::{read_dead, read_results};
 
 const TAG_BITS: u32 = 48;
 const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
@@ -625,7 +625,7 @@ impl Transport for RabbitMq {
     fn describe(&self) -> String {
         format!(
             "RabbitMQ {} (queue {})",
-            crate::cluster::redact(&self.spec.broker),
+            crate::broker::redact(&self.spec.broker),
             self.names.jobs
         )
     }
@@ -635,7 +635,7 @@ impl Transport for RabbitMq {
 fn owner_token() -> String {
     format!(
         "{}:{}:{:016x}",
-        crate::cluster::hostname(),
+        crate::broker::hostname(),
         std::process::id(),
         rand::random::<u64>()
     )
@@ -648,142 +648,12 @@ fn holder_is_dead(holder: &str) -> bool {
     let (Some(_token), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
         return false;
     };
-    if host != crate::cluster::hostname() {
+    if host != crate::broker::hostname() {
         return false;
     }
     match pid.parse::<u32>() {
         Ok(p) if p == std::process::id() => true,
         Ok(p) => !std::path::Path::new(&format!("/proc/{p}")).exists(),
         Err(_) => false,
-    }
-}
-
-async fn read_results(
-    mut consumer: lapin::Consumer,
-    tx: mpsc::Sender<Event>,
-    key: FarmKey,
-    generation: u64,
-    tournament: String,
-) {
-    while let Some(d) = consumer.next().await {
-        let d = match d {
-            Ok(d) => d,
-            Err(e) => {
-                let _ = tx
-                    .send(Event::Broken {
-                        generation,
-                        why: e.to_string(),
-                    })
-                    .await;
-                return;
-            }
-        };
-        match codec::decode::<JobReport>(&d.data, &key) {
-            Ok(report) => {
-                if tx
-                    .send(Event::Report {
-                        generation,
-                        tag: d.delivery_tag,
-                        report,
-                    })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            Err(e) => {
-                tracing::warn!(tournament = %tournament, "dropped a result that does not verify: {e}");
-                let _ = d.acker.ack(BasicAckOptions::default()).await;
-            }
-        }
-    }
-    let _ = tx
-        .send(Event::Broken {
-            generation,
-            why: "results consumer cancelled".into(),
-        })
-        .await;
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn read_dead(
-    mut consumer: lapin::Consumer,
-    tx: mpsc::Sender<Event>,
-    key: FarmKey,
-    generation: u64,
-    tournament: String,
-    store: Store,
-    file: Option<PathBuf>,
-) {
-    while let Some(d) = consumer.next().await {
-        let d = match d {
-            Ok(d) => d,
-            Err(e) => {
-                let _ = tx
-                    .send(Event::Broken {
-                        generation,
-                        why: e.to_string(),
-                    })
-                    .await;
-                return;
-            }
-        };
-        let headers = d.properties.headers().clone().unwrap_or_default();
-        let header = |name: &str| -> Option<String> {
-            match headers.inner().get(name)? {
-                AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).to_string()),
-                AMQPValue::ShortString(s) => Some(s.as_str().to_string()),
-                _ => None,
-            }
-        };
-        let reason = header(REASON_HEADER)
-            .or_else(|| {
-                header("x-first-death-reason").map(|r| match r.as_str() {
-                    "delivery_limit" => format!(
-                        "delivered {} times without a result (poison job or workers dying on it)",
-                        crate::cluster::DELIVERY_LIMIT
-                    ),
-                    _ => format!("dead-lettered by the broker: {r}"),
-                })
-            })
-            .unwrap_or_else(|| "dead-lettered".to_string());
-        let job = codec::decode::<Job>(&d.data, &key)
-            .ok()
-            .filter(|j| j.tournament == tournament);
-        let entry = serde_json::json!({
-            "number": job.as_ref().map(|j| j.number),
-            "reason": reason,
-            "bytes": d.data.len(),
-        })
-        .to_string();
-        tracing::warn!("dead letter: {entry}");
-        crate::metrics::global().dead_lettered.inc();
-        if let Err(e) = store.add_dead(&tournament, &entry).await {
-            tracing::warn!("Redis: {e:#}");
-        }
-        if let Some(f) = &file {
-            let written = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(f)
-                .and_then(|mut fh| writeln!(fh, "{entry}").and_then(|_| fh.sync_data()));
-            if let Err(e) = written {
-                tracing::error!(file = %f.display(), "cannot record a dead letter: {e}");
-            }
-        }
-        if let Some(job) = job {
-            if tx
-                .send(Event::Dead {
-                    number: job.number,
-                    reason,
-                })
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        let _ = d.acker.ack(BasicAckOptions::default()).await;
     }
 }
