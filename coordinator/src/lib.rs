@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod progress;
 pub mod roster;
 pub mod run;
+pub mod shutdown;
 pub mod sprt;
 pub mod transport;
 pub mod workspace;

@@ -19,7 +19,7 @@ use lapin::message::Delivery;
 use lapin::options::*;
 use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{Channel, Connection};
-use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use shared::codec::{self, FarmKey};
@@ -29,6 +29,7 @@ use worker::job::JobRunner;
 use super::artifacts::RedisArtifacts;
 use crate::broker::store::{Heartbeat, Store};
 use crate::broker::{backoff, connect, persistent, Names, REASON_HEADER, WORKER_VERSION};
+use crate::shutdown::Shutdown;
 
 /// How often a worker renews its heartbeat (it expires after `HEARTBEAT_TTL`).
 const BEAT_EVERY: Duration = Duration::from_secs(3);
@@ -67,12 +68,12 @@ struct Ctx {
     outbox: Mutex<Vec<Outgoing>>,
     /// A match finished (its report is in the outbox).
     finished: Notify,
-    stop: watch::Receiver<bool>,
+    stop: Shutdown,
 }
 
 impl Ctx {
     fn stopping(&self) -> bool {
-        *self.stop.borrow()
+        self.stop.is_set()
     }
 
     fn outbox_len(&self) -> usize {
@@ -101,27 +102,14 @@ impl Ctx {
     }
 }
 
-/// Run the worker until SIGTERM/SIGINT.
-pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
-    let (stop_tx, stop) = watch::channel(false);
-    tokio::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return;
-        };
-        tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-        tracing::info!("stopping: taking no more jobs, finishing the matches in hand");
-        let _ = stop_tx.send(true);
-    });
+/// Run the worker until `stop` (SIGTERM/SIGINT for `farm worker`).
+pub async fn serve(cfg: WorkerConfig, runner: JobRunner, stop: Shutdown) -> Result<()> {
     let mut attempt = 0;
     let store = loop {
         match Store::connect(&cfg.redis).await {
             Ok(s) => break s,
             Err(e) => {
-                if *stop.borrow() {
+                if stop.is_set() {
                     return Ok(());
                 }
                 tracing::warn!("Redis not reachable ({e:#}); retrying");
@@ -180,10 +168,9 @@ pub async fn serve(cfg: WorkerConfig, runner: JobRunner) -> Result<()> {
                 tracing::warn!("broker session ended: {e:#}; reconnecting");
                 let wait = backoff(attempt);
                 attempt = (attempt + 1).min(10);
-                let mut stop = ctx.stop.clone();
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => {},
-                    _ = stop.changed(), if !ctx.stopping() => {},
+                    _ = ctx.stop.wait(), if !ctx.stopping() => {},
                 }
             }
         }
@@ -209,7 +196,6 @@ async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()> {
     let mut served: Vec<Names> = Vec::new();
     let mut listed = Instant::now() - Duration::from_secs(60);
     let mut turn = 0usize;
-    let mut stop = ctx.stop.clone();
     loop {
         deliver(&ctx, &ch).await?;
         if ctx.stopping() {
@@ -241,7 +227,7 @@ async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()> {
                 _ = tokio::time::sleep(Duration::from_millis(250)) => {},
                 _ = ctx.finished.notified() => {},
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
-                _ = stop.changed() => {},
+                _ = ctx.stop.wait() => {},
             }
         }
     }

@@ -4,7 +4,6 @@
 //! it. Results arrive in any order; the outcomes are returned in games.json order.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -17,6 +16,7 @@ use worker::proboj::{Config, Game, GameOutcome};
 
 use crate::broker::store::Store;
 use crate::dispatch::Dispatcher;
+use crate::shutdown::Shutdown;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
@@ -38,7 +38,7 @@ pub async fn run_games(
     config: &Config,
     games: &[Game],
     start_dir: &Path,
-    stop: &AtomicBool,
+    stop: &Shutdown,
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
     let key = cluster.key.load()?;
@@ -106,7 +106,7 @@ pub async fn run_games(
             .await?;
     }
     let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
-    while flights.in_flight() > 0 && !stop.load(Ordering::SeqCst) {
+    while flights.in_flight() > 0 && !stop.is_set() {
         let batch =
             match tokio::time::timeout(Duration::from_millis(500), flights.next_batch()).await {
                 Err(_) => continue,

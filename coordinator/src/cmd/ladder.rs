@@ -184,7 +184,9 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                     _ => None,
                 },
             };
-            runtime.block_on(serve(cfg))?;
+            let stop = crate::shutdown::Shutdown::on_signals("the ladder stops serving")
+                .context("installing the SIGTERM/SIGINT handlers")?;
+            runtime.block_on(serve(cfg, stop))?;
             Ok(ExitCode::SUCCESS)
         }
         LadderCommand::Admin(a) => runtime.block_on(admin(a)),

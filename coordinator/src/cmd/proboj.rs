@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -53,21 +52,6 @@ pub struct ProbojArgs {
     pub data: Vec<PathBuf>,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-fn install_sigint() {
-    let handler: extern "C" fn(libc::c_int) = on_sigint;
-    // SAFETY: the handler only stores to an atomic (async-signal-safe).
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-    }
-}
-
 fn mode(s: &str) -> Result<SandboxMode> {
     Ok(match s {
         "auto" => SandboxMode::Auto,
@@ -92,7 +76,8 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     opts.sandbox.mode = mode(&args.sandbox)?;
     std::fs::create_dir_all(&config.game_root)
         .with_context(|| format!("game_root {}", config.game_root.display()))?;
-    install_sigint();
+    let stop = crate::shutdown::Shutdown::on_signals("interrupting the games in progress")
+        .context("installing the SIGTERM/SIGINT handlers")?;
     eprintln!(
         "proboj: {} games, {} at once; {}",
         games.len(),
@@ -122,7 +107,14 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
         }
     };
     let outcomes = match &args.broker {
-        None => proboj::run_all(&config, &games, &opts, args.concurrency, &STOP, &on_done),
+        None => proboj::run_all(
+            &config,
+            &games,
+            &opts,
+            args.concurrency,
+            stop.flag(),
+            &on_done,
+        ),
         Some(broker) => {
             let redis = args.redis.as_deref().context(
                 "--broker needs --redis URL (or FARM_REDIS): the package travels through it",
@@ -140,7 +132,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
                 .worker_threads(2)
                 .build()?;
             runtime.block_on(crate::cluster::proboj::run_games(
-                &cluster, &raw, &config, &games, &start_dir, &STOP, &on_done,
+                &cluster, &raw, &config, &games, &start_dir, &stop, &on_done,
             ))?
         }
     };
@@ -150,7 +142,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     println!("{text}");
     eprintln!("summary written to {}", path.display());
-    if STOP.load(Ordering::SeqCst) {
+    if stop.is_set() {
         eprintln!(
             "interrupted: {} of {} games ran",
             outcomes.len(),

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::botprep::{default_cache_dir, BotPrep, SandboxArgs};
@@ -128,6 +128,9 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         id,
         manifest_digest,
     };
-    runtime.block_on(serve(cfg, runner))?;
+    let stop =
+        crate::shutdown::Shutdown::on_signals("taking no more jobs, finishing the matches in hand")
+            .context("installing the SIGTERM/SIGINT handlers")?;
+    runtime.block_on(serve(cfg, runner, stop))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -68,8 +68,9 @@ pub fn database_url(data: &Path, database: Option<&str>) -> Result<String> {
     }
 }
 
-/// Runs the ladder until SIGINT/SIGTERM. Prints `ladder listening on http://ADDR` once ready.
-pub async fn serve(cfg: ServeConfig) -> Result<()> {
+/// Runs the ladder until `stop` (SIGINT/SIGTERM for `farm ladder serve`). Prints `ladder
+/// listening on http://ADDR` once ready.
+pub async fn serve(cfg: ServeConfig, stop: crate::shutdown::Shutdown) -> Result<()> {
     let url = database_url(&cfg.data, cfg.database.as_deref())?;
     let db = db::Db::open(&url).await?;
     let code = Arc::new(farm::CodeFolder::new(cfg.data.join("code"))?);
@@ -122,26 +123,14 @@ pub async fn serve(cfg: ServeConfig) -> Result<()> {
         "ladder up"
     );
     println!("ladder listening on http://{addr}");
+    let stop = async move {
+        stop.wait().await;
+        tracing::info!("ladder shutting down");
+    };
     let app = api::router(ladder).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(stop)
         .await
         .context("serving the ladder")?;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-    tracing::info!("ladder shutting down");
 }
