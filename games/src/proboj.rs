@@ -1,7 +1,7 @@
 //! The proboj family's result as the farm carries it: the referee is an external server program,
 //! so a game cannot be re-simulated; what a worker sends back is the game's folder as a bundle,
 //! and [`check`] holds it to its job (the same game folder, the same players, only safe relative
-//! paths, scores only for players of the game) before anything is written.
+//! paths) before anything is written.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -52,8 +52,6 @@ pub enum BundleError {
         expected: Vec<String>,
         found: Vec<String>,
     },
-    #[error("the bundle scores {0:?}, who is not a player of the game")]
-    Score(String),
     #[error("unsafe path in the bundle: {0}")]
     Path(String),
 }
@@ -76,11 +74,6 @@ pub fn check(game_json: &str, bundle_json: &str) -> Result<GameBundle, BundleErr
             expected: entry.players,
             found: b.players,
         });
-    }
-    for (name, _) in b.scores.iter().flatten() {
-        if !entry.players.contains(name) {
-            return Err(BundleError::Score(name.clone()));
-        }
     }
     for f in &b.files {
         shared::manifest::check_path(&f.path).map_err(|e| BundleError::Path(e.to_string()))?;
@@ -120,10 +113,8 @@ mod tests {
             check(game, &bundle("g1", &["b", "a"], "a", "x")),
             Err(BundleError::Players { .. })
         ));
-        assert!(matches!(
-            check(game, &bundle("g1", &["a", "b"], "c", "x")),
-            Err(BundleError::Score(_))
-        ));
+        // Scores name the server's processes (`a_0`, `a_1` with two processes per player).
+        check(game, &bundle("g1", &["a", "b"], "a_1", "x")).unwrap();
         assert!(matches!(
             check(game, &bundle("g1", &["a", "b"], "a", "../x")),
             Err(BundleError::Path(_))
