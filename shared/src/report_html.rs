@@ -72,7 +72,7 @@ th{background:#f6f8fa}td.n,th.n{text-align:left;max-width:16em;overflow:hidden;t
 .stop{background:#ffebe9;border-color:#cf222e}.muted{color:#57606a}.bar{height:10px;background:#d0d7de;\
 border-radius:5px;overflow:hidden;max-width:420px}.bar>div{height:100%;background:#2da44e}\
 svg text{font-size:11px;fill:#57606a}.h2h td{min-width:3.2em}a{color:#0969da}\
-.links a{display:inline-block;min-width:2.6em}.kv td{text-align:left}td.bars,th.bars{text-align:center;width:320px}";
+.links a{display:inline-block;min-width:2.6em}.kv td{text-align:left}td.bars,th.bars{text-align:center;width:320px}td.seats{text-align:left;white-space:normal}";
 
 /// The whole page.
 pub fn render(page: &Page) -> String {
@@ -447,7 +447,7 @@ fn matches(o: &mut String, p: &Page) {
             .collect();
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td>{}</td><td class=\"n\" style=\"max-width:none\">{}{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"seats\">{}{}</td></tr>",
             link(m.number),
             m.size,
             seats.join(" · "),

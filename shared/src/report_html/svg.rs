@@ -92,8 +92,9 @@ fn axes(title: &str, t_max: f64, y_max: f64, y_fmt: &dyn Fn(f64) -> String) -> S
         let x = L + (W - L - 8.0) * k as f64 / 4.0;
         let _ = write!(
             s,
-            "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"{}\">{}</text>",
             16.0 + H + 16.0,
+            if k == 4 { "end" } else { "middle" },
             duration(t_max * k as f64 / 4.0)
         );
     }

@@ -3,12 +3,15 @@
 //! appends it to arrivals.jsonl (the progress curve needs times, which the results log does not
 //! hold; a rebuild reads them back), reads the stop rule's parameters from identity.json (the
 //! SPRT's state is replayed from the rows, so a live page and a rebuilt one agree), and writes
-//! the page with every 汇总.md. A rebuild (`farm report`, [`Live::rebuilding`]) stamps and
-//! appends nothing, so it writes the page the run last wrote.
+//! the page with every 汇总.md. The page lists every match, so a live refresh rewrites it at
+//! most every [`PAGE_REFRESH`] or 50 times its last cost, whichever is longer (at most 2% of
+//! the loop's time); the last write of a run (every match done, or the run stopped) and a
+//! rebuild always write it. A rebuild (`farm report`, [`Live::rebuilding`]) stamps and appends
+//! nothing, so it writes the page the run last wrote.
 
 use std::io::Write as _;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -29,6 +32,9 @@ pub const PAGE_NAME: &str = "report.html";
 /// Arrival time of each match: one `{"match": N, "us": unix microseconds}` line per arrival
 /// (integers: a float would not read back bit for bit, and a rebuilt page must be identical).
 pub const ARRIVALS_NAME: &str = "arrivals.jsonl";
+
+/// A live refresh rewrites the page at most this often.
+pub const PAGE_REFRESH: Duration = Duration::from_secs(2);
 
 /// Unix seconds of a microsecond stamp (the same on a live page and a rebuilt one).
 fn seconds(us: u64) -> f64 {
@@ -60,6 +66,8 @@ pub struct PageState {
     /// `None` until read from identity.json.
     rule: Option<Option<RuleParams>>,
     scheduled: u64,
+    /// When the page was last written, and what that cost.
+    last: Option<(Instant, Duration)>,
 }
 
 impl PageState {
@@ -71,6 +79,7 @@ impl PageState {
             unsaved: Vec::new(),
             rule: None,
             scheduled: 0,
+            last: None,
         }
     }
 
@@ -350,7 +359,19 @@ impl Live {
     pub(super) fn write_page(&mut self, dir: &Path) -> Result<()> {
         self.page.sync_arrivals(dir)?;
         self.page.load_identity(dir);
+        let done = self.tally.counts().0 + self.failed.len() as u64;
+        let last_write = self.page.rebuild
+            || self.stop.is_some()
+            || (self.page.scheduled > 0 && done >= self.page.scheduled);
+        if let (Some((at, took)), false) = (self.page.last, last_write) {
+            if at.elapsed() < PAGE_REFRESH.max(took * 50) {
+                return Ok(());
+            }
+        }
+        let at = Instant::now();
         let page = self.page_model(dir);
-        write_view(&dir.join(PAGE_NAME), report_html::render(&page).as_bytes())
+        write_view(&dir.join(PAGE_NAME), report_html::render(&page).as_bytes())?;
+        self.page.last = Some((at, at.elapsed()));
+        Ok(())
     }
 }
