@@ -32,6 +32,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|(k, _)| k.to_string())
         .collect();
+    let started = std::time::Instant::now();
     let rows = read_rows(&args.output)?;
     let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
     live.rebuilding();
@@ -48,8 +49,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("reading {}", stopped_path.display())),
     }
+    let read = started.elapsed();
     live.write_report(&args.output)?;
+    let views = started.elapsed();
     write_results_json(&args.output)?;
+    let results = started.elapsed();
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
         (serde_json::to_string_pretty(&live.bt_json())? + "\n").as_bytes(),
@@ -60,6 +64,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         rows.len(),
         identity.schedule.entries.len(),
         args.output.display()
+    );
+    println!(
+        "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, bt.json {:.2} s",
+        started.elapsed().as_secs_f64(),
+        read.as_secs_f64(),
+        (views - read).as_secs_f64(),
+        live.page_seconds(),
+        (results - views).as_secs_f64(),
+        (started.elapsed() - results).as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
 }

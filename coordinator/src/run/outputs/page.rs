@@ -207,6 +207,11 @@ impl Live {
         self.page.rebuild = true;
     }
 
+    /// What the last page write cost (model, render and write), in seconds.
+    pub fn page_seconds(&self) -> f64 {
+        self.page.last.map_or(0.0, |(_, took)| took.as_secs_f64())
+    }
+
     /// The SPRT replayed over the whole pairs checkpointed so far, in schedule order.
     fn sprt_state(&self, test: Sprt, max_pairs: u64, new: &str, base: &str) -> RuleState {
         let failed: std::collections::HashSet<u64> = self.failed.iter().map(|f| f.0).collect();
