@@ -380,3 +380,102 @@ impl Live {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(number: u64, first: &str, second: &str, fault: bool) -> Row {
+        let faults = if fault {
+            serde_json::json!([[{"kind": "timeout", "turn": 3, "detail": "late"}], []])
+        } else {
+            serde_json::json!([[], []])
+        };
+        Row {
+            number,
+            size: 2,
+            result: Some(serde_json::json!({
+                "valid_for_scoring": true, "names": [first, second], "ranks": [1, 2],
+                "points": [1.5, 0.0], "errors": [u32::from(fault), 0], "faults": faults,
+            })),
+            failed: None,
+        }
+    }
+
+    fn data(dir: &Path) -> (String, Value) {
+        let html = std::fs::read_to_string(dir.join(PAGE_NAME)).unwrap();
+        let open = "<script type=\"application/json\" id=\"report-data\">";
+        let at = html.find(open).unwrap() + open.len();
+        let end = at + html[at..].find("</script>").unwrap();
+        let v = serde_json::from_str(&html[at..end]).unwrap();
+        (html, v)
+    }
+
+    #[test]
+    fn the_page_is_written_with_the_report_as_rows_arrive_and_rebuilt_identically() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let names = vec!["a".to_string(), "b<&>".to_string()];
+        let mut live = Live::new(names.clone(), vec![2], "a".into());
+        let rows: Vec<Row> = (1..=6)
+            .map(|n| {
+                let (x, y) = if n % 3 == 0 {
+                    ("b<&>", "a")
+                } else {
+                    ("a", "b<&>")
+                };
+                row(n, x, y, n == 2)
+            })
+            .collect();
+        for r in &rows[..2] {
+            live.add(r);
+        }
+        live.write_report(dir).unwrap();
+        let (_, first) = data(dir);
+        assert_eq!(first["games"], 2, "written with the first 汇总.md");
+        assert_eq!(first["faults"][0]["bot"], "a");
+        assert_eq!(first["faults"][0]["kind"], "timeout");
+        assert_eq!(first["faults"][0]["matches"], serde_json::json!([2]));
+        // A live refresh soon after leaves the page alone (at most every PAGE_REFRESH or 50x
+        // its cost; here the last write is made to look expensive, so no clock is read)...
+        live.page.last = Some((Instant::now(), Duration::from_secs(3600)));
+        for r in &rows[2..5] {
+            live.add(r);
+        }
+        live.write_report(dir).unwrap();
+        assert_eq!(data(dir).1["games"], 2);
+        // ...but a stopped run's last write always writes it.
+        live.add(&rows[5]);
+        live.set_stop(super::super::StopNote {
+            reason: "test".into(),
+            matches_played: 6,
+            matches_scheduled: 9,
+            cancelled: 0,
+        });
+        live.write_report(dir).unwrap();
+        let (html, last) = data(dir);
+        assert_eq!(last["games"], 6);
+        assert_eq!(last["numbers"], serde_json::json!([1, 2, 3, 4, 5, 6]));
+        assert_eq!(
+            last["head_to_head"]["ahead"],
+            serde_json::json!([[0, 4], [2, 0]])
+        );
+        let arrivals = std::fs::read_to_string(dir.join(ARRIVALS_NAME)).unwrap();
+        assert_eq!(arrivals.lines().count(), 6, "{arrivals}");
+        assert_eq!(last["timeline"].as_array().unwrap().len(), 6);
+        // A rebuild from the same rows and arrivals writes the same page, appending nothing.
+        std::fs::remove_file(dir.join(PAGE_NAME)).unwrap();
+        let mut again = Live::new(names, vec![2], "a".into());
+        again.rebuilding();
+        for r in &rows {
+            again.add(r);
+        }
+        again.set_stop(live.stop.clone().unwrap());
+        again.write_report(dir).unwrap();
+        assert_eq!(data(dir).0, html);
+        assert_eq!(
+            std::fs::read_to_string(dir.join(ARRIVALS_NAME)).unwrap(),
+            arrivals
+        );
+    }
+}
