@@ -61,3 +61,100 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
     let rebuilt = std::fs::read_to_string(out.join("汇总.md")).unwrap();
     assert_eq!(bootstrap_table(&rebuilt), table);
 }
+
+/// The JSON model embedded in a report.html.
+fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script type=\"application/json\" id=\"report-data\">";
+    let at = html.find(open).expect("report.html has its data blob") + open.len();
+    let end = at + html[at..].find("</script>").expect("the blob is closed");
+    serde_json::from_str(&html[at..end]).expect("the blob is JSON")
+}
+
+/// Delete report.html, run `farm report`, and return (before, after).
+fn rebuild_page(out: &std::path::Path) -> (String, String) {
+    let before =
+        std::fs::read_to_string(out.join("report.html")).expect("the run wrote report.html");
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    let (code, stdout, err) = run(farm().arg("report").arg(out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert!(stdout.contains("report.html"), "{stdout}");
+    (
+        before,
+        std::fs::read_to_string(out.join("report.html")).unwrap(),
+    )
+}
+
+#[test]
+fn report_rebuilds_the_page_of_a_run_cut_by_until_settled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("settle");
+    let (code, stdout, err) = run(farm()
+        .args([
+            "run",
+            "--bots",
+            "Base=bots/bomberman/baseline.cpp",
+            "Greedy=bots/bomberman/greedy.cpp",
+            "Random=bots/bomberman/random.cpp",
+        ])
+        .args(["--anchor", "Base", "--sizes", "2", "3", "--seeds", "3"])
+        .args(["--seed", "11", "--workers", "2", "--report-every", "4"])
+        .args([
+            "--until-settled",
+            "--confidence",
+            "0.999",
+            "--max-matches",
+            "30",
+        ])
+        .arg("--output")
+        .arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert!(
+        out.join("stopped.json").exists(),
+        "the run was cut: {stdout}"
+    );
+    let (before, after) = rebuild_page(&out);
+    assert_eq!(after, before, "farm report rebuilds the page the run wrote");
+    let data = page_data(&after);
+    assert_eq!(data["rule"]["rule"], "until_settled", "{}", data["rule"]);
+    assert_eq!(data["rule"]["confidence"], 0.999);
+    let stopped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stopped.json")).unwrap()).unwrap();
+    assert_eq!(data["stop"]["matches_played"], stopped["matches_played"]);
+    assert!(after.contains("id=\"stopped\""));
+    // The rebuilt 汇总.md says the run stopped early, as the run's did.
+    let summary = std::fs::read_to_string(out.join("汇总.md")).unwrap();
+    assert!(summary.contains("Stopped early"), "{summary}");
+    let arrivals = std::fs::read_to_string(out.join("arrivals.jsonl")).unwrap();
+    assert_eq!(
+        arrivals.lines().count() as u64,
+        stopped["matches_played"].as_u64().unwrap(),
+        "one arrival per match played"
+    );
+}
+
+#[test]
+fn report_page_shows_the_sprt_state_that_sprt_json_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sprt");
+    let (code, stdout, err) = run(farm()
+        .args(["sprt", "--new", "Search=bots/bomberman/search.cpp"])
+        .args(["--base", "Base=bots/bomberman/baseline.cpp"])
+        .args(["--elo0", "0", "--elo1", "150", "--seed", "31"])
+        .args(["--max-pairs", "40", "--workers", "2", "--output"])
+        .arg(&out));
+    assert!(code == 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    let sprt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sprt.json")).unwrap()).unwrap();
+    let (before, after) = rebuild_page(&out);
+    assert_eq!(after, before, "farm report rebuilds the page the run wrote");
+    let rule = &page_data(&after)["rule"];
+    assert_eq!(rule["rule"], "sprt", "{rule}");
+    assert_eq!(rule["verdict"], sprt["verdict"]);
+    assert_eq!(rule["pentanomial"], sprt["pentanomial"]["counts"]);
+    assert_eq!(rule["llr"], sprt["llr"]);
+    assert_eq!(rule["lower"], sprt["lower_bound"]);
+    assert_eq!(rule["upper"], sprt["upper_bound"]);
+    assert_eq!(rule["pairs"], sprt["pairs_played"]);
+    assert_eq!(rule["elo"], sprt["elo"]);
+    assert_eq!(rule["elo_ci95"], sprt["elo_ci95"]);
+}

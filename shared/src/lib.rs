@@ -12,6 +12,7 @@ pub mod ordmap;
 pub mod pyjson;
 pub mod pyrandom;
 pub mod report;
+pub mod report_html;
 pub mod results;
 pub mod schedule;
 pub mod settle;

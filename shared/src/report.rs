@@ -8,6 +8,7 @@
 
 use crate::bootstrap::BootstrapFit;
 use crate::bt::{BtError, BtFit};
+use crate::report_html::SizeRow;
 use crate::results::GameResult;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -91,6 +92,36 @@ impl Tally {
         (self.games, self.invalid)
     }
 
+    /// The per-size table's rows (size order, then roster order; a repeated roster name
+    /// once; only cells with valid games): averages per game and first-place rates in percent.
+    pub fn size_rows(&self) -> Vec<SizeRow> {
+        let mut rows = Vec::new();
+        for (si, &size) in self.sizes.iter().enumerate() {
+            for (p, name) in self.roster.iter().enumerate() {
+                if self.index.get(name) != Some(&p) {
+                    continue; // a repeated roster name is listed once
+                }
+                let c = &self.cells[si][p];
+                if c.games == 0 {
+                    continue;
+                }
+                let n = c.games as f64;
+                rows.push(SizeRow {
+                    size,
+                    name: name.clone(),
+                    games: c.games,
+                    survival: c.survival / n,
+                    kill: c.kill / n,
+                    points: c.points / n,
+                    sole_first: c.sole_first as f64 / n * 100.0,
+                    first: c.first as f64 / n * 100.0,
+                    faulty: c.faulty,
+                });
+            }
+        }
+        rows
+    }
+
     /// Renders `汇总.md`. `ratings` is `None` when the tournament has no anchor (no BT
     /// section), otherwise the fit or why there is none yet.
     pub fn render(&self, ratings: Option<&Result<BtFit, BtError>>) -> String {
@@ -105,28 +136,20 @@ impl Tally {
         out.push_str("每局得分 = 生存分 + 0.5 × 击杀份额；“第一”按每局合计得分的名次判定。\n\n");
         out.push_str("|人数|选手|有效局数|平均生存分|平均击杀分|平均合计分|单独第一比例|第一比例（含并列）|出故障局数|\n");
         out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (si, &size) in self.sizes.iter().enumerate() {
-            for (p, name) in self.roster.iter().enumerate() {
-                if self.index.get(name) != Some(&p) {
-                    continue; // a repeated roster name is listed once
-                }
-                let c = &self.cells[si][p];
-                if c.games == 0 {
-                    continue;
-                }
-                let n = c.games as f64;
-                let _ = writeln!(
-                    out,
-                    "|{size}|{name}|{}|{:.3}|{:.3}|{:.3}|{:.1}%|{:.1}%|{}|",
-                    c.games,
-                    c.survival / n,
-                    c.kill / n,
-                    c.points / n,
-                    c.sole_first as f64 / n * 100.0,
-                    c.first as f64 / n * 100.0,
-                    c.faulty
-                );
-            }
+        for r in self.size_rows() {
+            let _ = writeln!(
+                out,
+                "|{}|{}|{}|{:.3}|{:.3}|{:.3}|{:.1}%|{:.1}%|{}|",
+                r.size,
+                r.name,
+                r.games,
+                r.survival,
+                r.kill,
+                r.points,
+                r.sole_first,
+                r.first,
+                r.faulty
+            );
         }
         if let Some(ratings) = ratings {
             out.push_str("\n## Bradley–Terry 实力值\n\n");

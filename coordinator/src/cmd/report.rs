@@ -1,5 +1,7 @@
-//! `farm report OUTPUT`: rebuild a run's 汇总.md, results.json and bt.json from its results log,
-//! for a finished run or one still going (the log is only read; a torn tail is left alone).
+//! `farm report OUTPUT`: rebuild a run's 汇总.md, report.html, results.json and bt.json from its
+//! results log, for a finished run or one still going (the log is only read; a torn tail is left
+//! alone). An early stop is read back from stopped.json, the arrival times from arrivals.jsonl,
+//! so the views say what the run's last write said.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +13,7 @@ use shared::schedule::Identity;
 
 use crate::run::checkpoint::{self, Row};
 use crate::run::outputs::{write_results_json, Live};
+use crate::run::stop::{self, Stopped, STOPPED_NAME};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -29,23 +32,47 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|(k, _)| k.to_string())
         .collect();
+    let started = std::time::Instant::now();
     let rows = read_rows(&args.output)?;
     let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
+    live.rebuilding();
     for r in &rows {
         live.add(r);
     }
+    let stopped_path = args.output.join(STOPPED_NAME);
+    match std::fs::read_to_string(&stopped_path) {
+        Ok(text) => {
+            let s: Stopped = serde_json::from_str(&text)
+                .with_context(|| format!("{} is malformed", stopped_path.display()))?;
+            live.set_stop(stop::note(&s));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("reading {}", stopped_path.display())),
+    }
+    let read = started.elapsed();
     live.write_report(&args.output)?;
+    let views = started.elapsed();
     write_results_json(&args.output)?;
+    let results = started.elapsed();
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
         (serde_json::to_string_pretty(&live.bt_json())? + "\n").as_bytes(),
     )?;
     print!("{}", live.ratings_table());
     println!(
-        "{} of {} matches in the log; wrote 汇总.md, results.json, bt.json in {}",
+        "{} of {} matches in the log; wrote 汇总.md, report.html, results.json, bt.json in {}",
         rows.len(),
         identity.schedule.entries.len(),
         args.output.display()
+    );
+    println!(
+        "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, bt.json {:.2} s",
+        started.elapsed().as_secs_f64(),
+        read.as_secs_f64(),
+        (views - read).as_secs_f64(),
+        live.page_seconds(),
+        (results - views).as_secs_f64(),
+        (started.elapsed() - results).as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@
 //! `farm report` always compute it on every result.
 //! A run stopped before its schedule ended ([`Live::set_stop`]) says so at the top of 汇总.md
 //! and in a `stopped` object of bt.json; a run that was not stopped writes neither.
+//! Every 汇总.md write also rewrites report.html, the same numbers as a page ([`page`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -145,6 +146,8 @@ pub struct Live {
     boot: Option<Boot>,
     /// A live refresh recomputes the bootstrap at most this often ([`BOOTSTRAP_REFRESH`]).
     boot_refresh: Duration,
+    /// report.html's per-match parts and arrival times.
+    page: page::PageState,
 }
 
 impl Live {
@@ -154,6 +157,7 @@ impl Live {
             tally: Tally::new(&names, &sizes),
             bt: Incremental::new(&names, &sizes, &anchor),
             interned: names.clone(),
+            page: page::PageState::new(&names),
             names,
             sizes,
             anchor,
@@ -330,6 +334,7 @@ impl Live {
 
     /// Take one checkpointed row into account.
     pub fn add(&mut self, row: &Row) {
+        self.page.arrived(row.number);
         match &row.result {
             Some(result) => {
                 let value =
@@ -338,6 +343,7 @@ impl Live {
                     Ok(g) => {
                         self.tally.push(&g);
                         self.bt.push(&g);
+                        self.page.scored(row, &g);
                         let scored = self.compact(&g);
                         self.games.insert(row.number, scored);
                         self.generation += 1;
@@ -455,7 +461,8 @@ impl Live {
         self.load_maps(dir);
         self.refresh_bootstrap(false);
         let text = self.report_text();
-        write_view(&dir.join("汇总.md"), text.as_bytes())
+        write_view(&dir.join("汇总.md"), text.as_bytes())?;
+        self.write_page(dir)
     }
 
     /// Everything at the end of a run.
@@ -551,5 +558,6 @@ pub fn write_results_json(dir: &Path) -> Result<()> {
     write_atomic(&dir.join("results.json"), text.as_bytes())
 }
 
+pub mod page;
 #[cfg(test)]
 mod tests;

@@ -36,7 +36,7 @@ pub trait StopRule {
 }
 
 /// How a run that a stop rule ended early was cut.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Stopped {
     pub reason: String,
     /// The last match in the log (the cut).
@@ -58,6 +58,15 @@ pub const STOPPED_NAME: &str = "stopped.json";
 /// Record an early stop in the live views (汇总.md and bt.json say it) and in the output
 /// folder (stopped.json, with the cut and the results kept ahead of it).
 pub fn record(live: &mut super::outputs::Live, dir: &Path, stopped: &Stopped) -> Result<()> {
+    live.set_stop(note(stopped));
+    crate::fsio::write_atomic(
+        &dir.join(STOPPED_NAME),
+        (serde_json::to_string_pretty(stopped)? + "\n").as_bytes(),
+    )
+}
+
+/// The views' note of an early stop (also rebuilt from stopped.json by `farm report`).
+pub fn note(stopped: &Stopped) -> super::outputs::StopNote {
     let mut reason = stopped.reason.clone();
     if stopped.kept_ahead > 0 {
         reason.push_str(&format!(
@@ -66,16 +75,12 @@ pub fn record(live: &mut super::outputs::Live, dir: &Path, stopped: &Stopped) ->
             super::checkpoint::AHEAD_NAME
         ));
     }
-    live.set_stop(super::outputs::StopNote {
+    super::outputs::StopNote {
         reason,
         matches_played: stopped.matches_played,
         matches_scheduled: stopped.matches_scheduled,
         cancelled: stopped.cancelled,
-    });
-    crate::fsio::write_atomic(
-        &dir.join(STOPPED_NAME),
-        (serde_json::to_string_pretty(stopped)? + "\n").as_bytes(),
-    )
+    }
 }
 
 /// The scored game of a checkpointed row (None for a failed match or an unusable result).

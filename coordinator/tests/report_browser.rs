@@ -1,0 +1,66 @@
+//! report.html of a real embedded run, opened from disk in headless Chromium
+//! (tests/browser-report/report.test.mjs, playwright-core from tests/browser): no console
+//! errors and no request besides the page; the ratings, Wald and bootstrap intervals shown
+//! equal bt.json; the match counts, per-size games, head-to-head counts, faults by bot and
+//! kind, and the viewer links equal results.json; a bot name with `< & "` and multi-byte
+//! characters stays text. REPORT_SCREENSHOT=<file.png> keeps a screenshot of the page.
+//!
+//! Needs /usr/bin/chromium (or $CHROMIUM), node ≥ 20 and tests/browser/node_modules (see
+//! tools/install-browser.sh). Without them the test is skipped with a printed reason, unless
+//! FARM_REQUIRE_BROWSER=1, where it fails instead.
+
+#[path = "../../tests/browser/prerequisite.rs"]
+mod browser_prerequisite;
+mod common;
+
+use std::process::Command;
+
+use common::{farm, repo, run};
+
+#[test]
+fn report_page_shows_the_runs_numbers_in_headless_chromium() {
+    let root = repo();
+    if !browser_prerequisite::browser_ready(&root, "report page browser test") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let (code, stdout, err) = run(farm()
+        .args([
+            "run",
+            "--bots",
+            "Base=bots/bomberman/baseline.cpp",
+            "贪心<&\"x>=bots/bomberman/greedy.cpp",
+            "Random=bots/bomberman/random.cpp",
+            "Crash=bots/test/crasher.cpp",
+        ])
+        .args(["--anchor", "Base", "--sizes", "2", "3", "--seeds", "2"])
+        .args(["--seed", "5", "--workers", "2", "--report-every", "5"])
+        .arg("--output")
+        .arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    // The match box opens the folder's viewer page; a stand-in until the run writes one.
+    let viewer = out.join("replays/index.html");
+    if !viewer.exists() {
+        std::fs::write(&viewer, "<!DOCTYPE html><title>viewer</title>\n").unwrap();
+    }
+    let mut cmd = Command::new("node");
+    if let Ok(shot) = std::env::var("REPORT_SCREENSHOT") {
+        cmd.env("REPORT_SCREENSHOT", shot);
+    }
+    let res = cmd
+        .arg(root.join("coordinator/tests/browser-report/report.test.mjs"))
+        .arg(&out)
+        .env("REPORT_PW_ROOT", root.join("tests/browser"))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        res.status.success(),
+        "browser test failed ({}):\n{stdout}\n{stderr}",
+        res.status
+    );
+    assert!(stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 4"), "{stdout}");
+}
