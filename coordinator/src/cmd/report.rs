@@ -1,5 +1,7 @@
-//! `farm report OUTPUT`: rebuild a run's 汇总.md, results.json and bt.json from its results log,
-//! for a finished run or one still going (the log is only read; a torn tail is left alone).
+//! `farm report OUTPUT`: rebuild a run's 汇总.md, results.json, bt.json and viewer index
+//! (replays/index.html) from its results log and replays, for a finished run or one still going
+//! (the log is only read; a torn tail is left alone). Rows of any age read alike: the scoring
+//! reads only evaluate.py's fields, not the per-bot timing (summed up in newer rows).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +38,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     live.write_report(&args.output)?;
     write_results_json(&args.output)?;
+    let index = crate::run::viewer_index::write_index(&args.output)?;
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
         (serde_json::to_string_pretty(&live.bt_json())? + "\n").as_bytes(),
@@ -46,6 +49,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         rows.len(),
         identity.schedule.entries.len(),
         args.output.display()
+    );
+    println!(
+        "viewer: {} ({} of {} matches openable)",
+        args.output
+            .join("replays")
+            .join(crate::run::viewer_index::INDEX_NAME)
+            .display(),
+        index.openable,
+        index.listed
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,14 @@
 //! The self-contained HTML replay viewer: one file with inline CSS and JavaScript and the viewer
 //! data (see `replay::viewer_data`) embedded as a JSON script block. No network, works from file://.
+//!
+//! Two pages are built on it. [`render_html`] is one match's page (`farm view`, `farm play`).
+//! [`render_index`] is a tournament's one viewer page, `replays/index.html`: a list of its
+//! matches and, embedded, each match's viewer data gzipped and base64-encoded (a file:// page
+//! cannot fetch its sibling files in Chromium, so the page carries what it shows). Opening a
+//! match (a click, or the address `replays/index.html#12` for match 12, leading zeros allowed)
+//! decompresses its data with the browser's `DecompressionStream("gzip")` and shows it in an
+//! iframe running this same viewer page; `#` alone (or the "all matches" button) goes back to
+//! the list. Other pages (a tournament report) link to a match as `replays/index.html#N`.
 
 /// The page template; `DATA_PLACEHOLDER` marks where the JSON goes.
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -48,6 +57,97 @@ fn script_safe_json(data: &serde_json::Value) -> String {
     out
 }
 
+/// The index page template; see [`render_index`].
+const INDEX_TEMPLATE: &str = include_str!("viewer_index.html");
+
+/// The markers of the index template, in the order they appear.
+const INDEX_LIST: &str = "__MATCHFARM_INDEX_LIST__";
+const INDEX_VIEWER: &str = "__MATCHFARM_VIEWER_TEMPLATE__";
+const INDEX_DATA: &str = "__MATCHFARM_INDEX_DATA__";
+
+/// One match's embedded viewer data in the index page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexBlob {
+    /// The match number (the page opens it at `#<number>`).
+    pub number: u64,
+    /// base64 (standard alphabet, padded) of the gzip of [`viewer_json`] of its viewer data as
+    /// [`pack_for_index`] packs it.
+    pub gzip_base64: String,
+}
+
+/// The viewer data as the pages embed it: JSON with `<`, `>`, `&`, U+2028 and U+2029 escaped
+/// (see [`render_html`]); the index page gzips exactly this text.
+pub fn viewer_json(data: &serde_json::Value) -> String {
+    script_safe_json(data)
+}
+
+/// The viewer data as the index page stores it: the same document with `frames` (a list of
+/// objects with the same members) turned into `columns`, one list per member, which gzips to
+/// about 20% less; the page turns it back before showing it. Data without frames is unchanged.
+pub fn pack_for_index(mut data: serde_json::Value) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let Some(o) = data.as_object_mut() else {
+        return data;
+    };
+    let Some(Value::Array(frames)) = o.get("frames") else {
+        return data;
+    };
+    let mut columns: Map<String, Value> = Map::new();
+    let keys: Vec<String> = frames
+        .first()
+        .and_then(Value::as_object)
+        .map(|f| f.keys().cloned().collect())
+        .unwrap_or_default();
+    let same_members = frames.iter().all(|f| {
+        f.as_object()
+            .is_some_and(|f| f.len() == keys.len() && keys.iter().all(|k| f.contains_key(k)))
+    });
+    if !same_members || frames.is_empty() {
+        return data;
+    }
+    for k in &keys {
+        let col: Vec<Value> = frames.iter().map(|f| f[k.as_str()].clone()).collect();
+        columns.insert(k.clone(), Value::Array(col));
+    }
+    o.shift_remove("frames");
+    o.insert("columns".into(), Value::Object(columns));
+    data
+}
+
+/// Renders a tournament's viewer index: `list` is the JSON array of matches the page lists
+/// (objects with `n`, `size`, `names`, `ranks`, `points`, `turns`, `valid`, `failed` and
+/// `replay`, the replay's file name, any of them optional) and `blobs` the matches it can open.
+pub fn render_index(list: &serde_json::Value, blobs: &[IndexBlob]) -> String {
+    let viewer = script_safe_json(&serde_json::Value::String(TEMPLATE.to_string()));
+    let list = script_safe_json(list);
+    let data_len: usize = blobs.iter().map(|b| b.gzip_base64.len() + 64).sum();
+    let mut data = String::with_capacity(data_len);
+    for b in blobs {
+        // base64 has no character that could end the element.
+        data.push_str(&format!(
+            "<script id=\"m-{}\" type=\"application/octet-stream\">{}</script>\n",
+            b.number, b.gzip_base64
+        ));
+    }
+    let mut out =
+        String::with_capacity(INDEX_TEMPLATE.len() + viewer.len() + list.len() + data_len);
+    let mut rest = INDEX_TEMPLATE;
+    for (marker, value) in [
+        (INDEX_LIST, &list),
+        (INDEX_VIEWER, &viewer),
+        (INDEX_DATA, &data),
+    ] {
+        // The template is compiled in and has each marker once, in this order; a test guards it.
+        if let Some((head, tail)) = rest.split_once(marker) {
+            out.push_str(head);
+            out.push_str(value);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +156,59 @@ mod tests {
     fn template_has_exactly_one_placeholder() {
         assert_eq!(TEMPLATE.matches(DATA_PLACEHOLDER).count(), 1);
         assert!(TEMPLATE.contains(&format!("id=\"{DATA_ELEMENT_ID}\"")));
+    }
+
+    #[test]
+    fn index_template_has_each_marker_once_in_order() {
+        let at: Vec<usize> = [INDEX_LIST, INDEX_VIEWER, INDEX_DATA]
+            .iter()
+            .map(|m| {
+                assert_eq!(INDEX_TEMPLATE.matches(m).count(), 1, "{m}");
+                INDEX_TEMPLATE.find(m).unwrap()
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "markers in order");
+        assert!(!INDEX_TEMPLATE.contains(DATA_PLACEHOLDER));
+    }
+
+    #[test]
+    fn index_embeds_list_viewer_and_blobs_without_reading_markers_in_values() {
+        let list =
+            serde_json::json!([{"n": 3, "names": ["__MATCHFARM_INDEX_DATA__", "</script>"]}]);
+        let blobs = [IndexBlob {
+            number: 3,
+            gzip_base64: "H4sI".into(),
+        }];
+        let page = render_index(&list, &blobs);
+        assert!(page.contains(r#"<script id="m-3" type="application/octet-stream">H4sI</script>"#));
+        assert!(!page.contains("</script>\""), "names are script-safe");
+        assert_eq!(
+            page.matches("__MATCHFARM_INDEX_DATA__").count(),
+            1,
+            "the name, once"
+        );
+        assert!(page.contains(&script_safe_json(&serde_json::Value::String(
+            TEMPLATE.into()
+        ))));
+    }
+
+    #[test]
+    fn packing_turns_frames_into_columns() {
+        let data =
+            serde_json::json!({"meta": {}, "frames": [{"t": 0, "b": "x"}, {"t": 1, "b": "y"}]});
+        let packed = pack_for_index(data.clone());
+        assert_eq!(
+            packed,
+            serde_json::json!({"meta": {}, "columns": {"t": [0, 1], "b": ["x", "y"]}})
+        );
+        let odd = serde_json::json!({"frames": [{"t": 0}, {"u": 1}]});
+        assert_eq!(
+            pack_for_index(odd.clone()),
+            odd,
+            "unlike frames stay as they are"
+        );
+        let none = serde_json::json!({"error": "x"});
+        assert_eq!(pack_for_index(none.clone()), none);
     }
 
     #[test]
