@@ -62,7 +62,7 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
     );
     let rebuilt = std::fs::read_to_string(out.join("汇总.md")).unwrap();
     assert_eq!(bootstrap_table(&rebuilt), table);
-    assert!(stdout.contains("(12 of 12 matches openable)"), "{stdout}");
+    assert!(stdout.contains("(24 of 24 matches openable)"), "{stdout}");
     assert!(
         std::fs::read(out.join("replays/index.html")).unwrap() == index,
         "the viewer index is rebuilt byte for byte"
