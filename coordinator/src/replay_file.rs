@@ -77,12 +77,12 @@ pub fn stem(path: &Path) -> PathBuf {
 }
 
 /// One match's entry for the viewer index: its viewer data in the index's packed form
-/// ([`viewer::pack_for_index`], with the result's timing summed up as in a result row, since
-/// the viewer does not show per-turn times), gzipped and base64-encoded.
+/// ([`viewer::pack_for_index`], without the result's timing, which the viewer does not show),
+/// gzipped and base64-encoded.
 pub fn index_blob(replay: &Replay, number: u64) -> Result<viewer::IndexBlob> {
     let mut data = viewer_data(replay);
-    if let Some(r) = data.get_mut("result") {
-        *r = replay.row_result_json();
+    if let Some(r) = data.get_mut("result").and_then(|r| r.as_object_mut()) {
+        r.shift_remove("timing");
     }
     let text = viewer::viewer_json(&viewer::pack_for_index(data));
     let gz = gzip(text.as_bytes())?;

@@ -333,11 +333,11 @@ fn a_row_keeps_the_per_turn_timing_summed_up() {
         row["timing"],
         serde_json::json!({
             "bot_0": {"turns": 3, "wall_us": 700, "cpu_us": 60, "max_wall_us": 400, "deadline_misses": 1,
-                      "cpu_per_mille": 85, "max_cpu_us": 30, "waited_us": 12, "max_waited_us": 7,
-                      "mean_wall_us": 233, "mean_cpu_us": 20, "mean_waited_us": 4},
+                      "cpu_per_mille": 85, "max_cpu_us": 30, "waited_us": 12,
+                      "mean_wall_us": 233, "mean_cpu_us": 20},
             "bot_1": {"turns": 0, "wall_us": 0, "cpu_us": 0, "max_wall_us": 0, "deadline_misses": 0,
-                      "cpu_per_mille": 0, "max_cpu_us": 0, "waited_us": 0, "max_waited_us": 0,
-                      "mean_wall_us": 0, "mean_cpu_us": 0, "mean_waited_us": 0},
+                      "cpu_per_mille": 0, "max_cpu_us": 0, "waited_us": 0,
+                      "mean_wall_us": 0, "mean_cpu_us": 0},
         })
     );
     let mut full = rp.result_json();
@@ -350,4 +350,21 @@ fn a_row_keeps_the_per_turn_timing_summed_up() {
     assert_eq!(timing_summary(&odd), odd);
     rp.result.timing = None;
     assert_eq!(rp.row_result_json(), rp.result_json());
+}
+
+/// The index page's packed viewer data turns back into exactly the frames of the viewer data.
+#[test]
+fn packed_viewer_data_unpacks_to_the_same_frames() {
+    use games::bomberman::viewer::{pack_for_index, unpack_index_data};
+    for n in [2, 5, 10] {
+        let (rp, _) = record(17, n, 3, &[(1, 4, FaultKind::Timeout)]);
+        let data = viewer_data(&rp);
+        let packed = pack_for_index(data.clone());
+        assert!(packed.get("frames").is_none() && packed.get("columns").is_some());
+        assert!(
+            packed.to_string().len() < data.to_string().len(),
+            "{n} players: smaller"
+        );
+        assert_eq!(unpack_index_data(packed), data, "{n} players");
+    }
 }

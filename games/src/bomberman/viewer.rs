@@ -3,8 +3,9 @@
 //!
 //! Two pages are built on it. [`render_html`] is one match's page (`farm view`, `farm play`).
 //! [`render_index`] is a tournament's one viewer page, `replays/index.html`: a list of its
-//! matches and, embedded, each match's viewer data gzipped and base64-encoded (a file:// page
-//! cannot fetch its sibling files in Chromium, so the page carries what it shows). Opening a
+//! matches and, embedded, each match's viewer data packed ([`pack_for_index`]), gzipped and
+//! base64-encoded (a file:// page cannot fetch its sibling files in Chromium, so the page
+//! carries what it shows). Opening a
 //! match (a click, or the address `replays/index.html#12` for match 12, leading zeros allowed)
 //! decompresses its data with the browser's `DecompressionStream("gzip")` and shows it in an
 //! iframe running this same viewer page; `#` alone (or the "all matches" button) goes back to
@@ -81,9 +82,17 @@ pub fn viewer_json(data: &serde_json::Value) -> String {
     script_safe_json(data)
 }
 
-/// The viewer data as the index page stores it: the same document with `frames` (a list of
-/// objects with the same members) turned into `columns`, one list per member, which gzips to
-/// about 20% less; the page turns it back before showing it. Data without frames is unchanged.
+/// The viewer data as the index page stores it, which gzips to about a third less: the same
+/// document with `frames` (objects with the same members) turned into `columns`, one list per
+/// member, where
+/// - a member equal to its frame's index in every frame (the turn `t`) is left out and named in
+///   `sequential`;
+/// - in a member whose every value is a list, a value with the same length as the one before is
+///   stored as `{"~": [[i, value], ...]}` (the entries that differ from the frame before) when
+///   that is shorter.
+///
+/// The page turns it back before showing it; [`unpack_index_data`] is the same in Rust (tests).
+/// Data without frames, or with frames of different members, is unchanged.
 pub fn pack_for_index(mut data: serde_json::Value) -> serde_json::Value {
     use serde_json::{Map, Value};
     let Some(o) = data.as_object_mut() else {
@@ -92,7 +101,6 @@ pub fn pack_for_index(mut data: serde_json::Value) -> serde_json::Value {
     let Some(Value::Array(frames)) = o.get("frames") else {
         return data;
     };
-    let mut columns: Map<String, Value> = Map::new();
     let keys: Vec<String> = frames
         .first()
         .and_then(Value::as_object)
@@ -105,12 +113,112 @@ pub fn pack_for_index(mut data: serde_json::Value) -> serde_json::Value {
     if !same_members || frames.is_empty() {
         return data;
     }
+    let mut columns: Map<String, Value> = Map::new();
+    let mut sequential = Vec::new();
     for k in &keys {
-        let col: Vec<Value> = frames.iter().map(|f| f[k.as_str()].clone()).collect();
-        columns.insert(k.clone(), Value::Array(col));
+        let col: Vec<&Value> = frames.iter().map(|f| &f[k.as_str()]).collect();
+        if col
+            .iter()
+            .enumerate()
+            .all(|(i, v)| v.as_u64() == Some(i as u64))
+        {
+            sequential.push(Value::String(k.clone()));
+            continue;
+        }
+        let packed = if col.iter().all(|v| v.is_array()) {
+            delta_column(&col)
+        } else {
+            col.into_iter().cloned().collect()
+        };
+        columns.insert(k.clone(), Value::Array(packed));
     }
     o.shift_remove("frames");
     o.insert("columns".into(), Value::Object(columns));
+    o.insert("sequential".into(), Value::Array(sequential));
+    data
+}
+
+/// A column of lists, each stored as its changes from the one before where that is shorter.
+fn delta_column(col: &[&serde_json::Value]) -> Vec<serde_json::Value> {
+    use serde_json::{json, Value};
+    let empty = Vec::new();
+    let mut out = Vec::with_capacity(col.len());
+    let mut prev: &Vec<Value> = &empty;
+    for (i, v) in col.iter().enumerate() {
+        let cur = v.as_array().unwrap_or(&empty);
+        if i > 0 && cur.len() == prev.len() {
+            let changes: Vec<Value> = cur
+                .iter()
+                .zip(prev)
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(j, (a, _))| json!([j, a]))
+                .collect();
+            let delta = json!({ "~": changes });
+            if delta.to_string().len() < v.to_string().len() {
+                out.push(delta);
+                prev = cur;
+                continue;
+            }
+        }
+        out.push((*v).clone());
+        prev = cur;
+    }
+    out
+}
+
+/// The inverse of [`pack_for_index`], as the index page does it in JavaScript.
+pub fn unpack_index_data(mut data: serde_json::Value) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let Some(o) = data.as_object_mut() else {
+        return data;
+    };
+    let Some(Value::Object(columns)) = o.shift_remove("columns") else {
+        return data;
+    };
+    let sequential: Vec<String> = match o.shift_remove("sequential") {
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let len = columns
+        .values()
+        .map(|c| c.as_array().map_or(0, Vec::len))
+        .max()
+        .unwrap_or(0);
+    let mut frames: Vec<Map<String, Value>> = vec![Map::new(); len];
+    for (k, col) in &columns {
+        let mut prev: Vec<Value> = Vec::new();
+        for (i, v) in col.as_array().into_iter().flatten().enumerate() {
+            let value = match v.get("~").and_then(Value::as_array) {
+                Some(changes) if !v.is_array() => {
+                    let mut cur = prev.clone();
+                    for c in changes {
+                        if let (Some(j), Some(x)) = (c[0].as_u64(), c.get(1)) {
+                            if let Some(slot) = cur.get_mut(j as usize) {
+                                *slot = x.clone();
+                            }
+                        }
+                    }
+                    Value::Array(cur)
+                }
+                _ => v.clone(),
+            };
+            prev = value.as_array().cloned().unwrap_or_default();
+            frames[i].insert(k.clone(), value);
+        }
+    }
+    for k in &sequential {
+        for (i, f) in frames.iter_mut().enumerate() {
+            f.insert(k.clone(), Value::from(i as u64));
+        }
+    }
+    o.insert(
+        "frames".into(),
+        Value::Array(frames.into_iter().map(Value::Object).collect()),
+    );
     data
 }
 
@@ -193,14 +301,22 @@ mod tests {
     }
 
     #[test]
-    fn packing_turns_frames_into_columns() {
-        let data =
-            serde_json::json!({"meta": {}, "frames": [{"t": 0, "b": "x"}, {"t": 1, "b": "y"}]});
+    fn packing_turns_frames_into_columns_and_back() {
+        let data = serde_json::json!({"meta": {}, "frames": [
+            {"t": 0, "b": "x", "p": ["aaaa", "bbbb", "cccc"], "q": [[1], [2]]},
+            {"t": 1, "b": "y", "p": ["aaaa", "bbbb", "dddd"], "q": [[1]]},
+            {"t": 2, "b": "y", "p": ["aaaa", "bbbb", "dddd"], "q": [[1], [2]]},
+        ]});
         let packed = pack_for_index(data.clone());
         assert_eq!(
             packed,
-            serde_json::json!({"meta": {}, "columns": {"t": [0, 1], "b": ["x", "y"]}})
+            serde_json::json!({"meta": {}, "columns": {"b": ["x", "y", "y"],
+                "p": [["aaaa", "bbbb", "cccc"], {"~": [[2, "dddd"]]}, {"~": []}],
+                "q": [[[1], [2]], [[1]], [[1], [2]]]},
+                "sequential": ["t"]})
         );
+        let back = unpack_index_data(packed);
+        assert_eq!(back["frames"], data["frames"]);
         let odd = serde_json::json!({"frames": [{"t": 0}, {"u": 1}]});
         assert_eq!(
             pack_for_index(odd.clone()),

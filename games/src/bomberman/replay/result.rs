@@ -84,19 +84,15 @@ pub fn build_result(
     }
 }
 
-/// The per-turn timing members a summary adds up, as (member of a `per_turn` entry, total member,
-/// maximum member).
-const SUMMED: [(&str, &str, &str); 3] = [
-    ("wall_us", "wall_us", "max_wall_us"),
-    ("cpu_us", "cpu_us", "max_cpu_us"),
-    ("waited_us", "waited_us", "max_waited_us"),
-];
+/// The per-turn timing members a summary adds up: (member of a `per_turn` entry, whether the
+/// summary also keeps its maximum and mean).
+const SUMMED: [(&str, bool); 3] = [("wall_us", true), ("cpu_us", true), ("waited_us", false)];
 
 /// A bot-by-bot summary of the worker's timing (`bot_<seat>` -> object): every member but the
-/// per-turn list, with `turns`, the totals, maxima and means (integer microseconds) of wall,
-/// CPU and run-queue time and `deadline_misses` re-derived from that list. This is what a
-/// tournament's result rows keep; the per-turn list stays in the replay. Anything that is not an
-/// object of objects is kept as it is.
+/// per-turn list, with `turns`, `deadline_misses`, the totals `wall_us`, `cpu_us`, `waited_us`
+/// and `max_wall_us`, `max_cpu_us`, `mean_wall_us`, `mean_cpu_us` (integer microseconds)
+/// re-derived from that list. This is what a tournament's result rows keep; the per-turn list
+/// stays in the replay. Anything that is not an object of objects is kept as it is.
 pub fn timing_summary(timing: &Value) -> Value {
     let Some(bots) = timing.as_object() else {
         return timing.clone();
@@ -121,15 +117,19 @@ fn bot_summary(t: &Value) -> Value {
     };
     let n = turns.len() as u64;
     s.insert("turns".into(), n.into());
-    for (member, total_key, max_key) in SUMMED {
+    for (member, max_and_mean) in SUMMED {
         let values = turns
             .iter()
             .filter_map(|x| x.get(member).and_then(Value::as_u64));
         let (total, max) = values.fold((0u64, 0u64), |(t, m), v| (t.saturating_add(v), m.max(v)));
-        s.insert(total_key.into(), total.into());
-        s.insert(max_key.into(), max.into());
-        let mean_key = format!("mean_{member}");
-        s.insert(mean_key, total.checked_div(n).unwrap_or(0).into());
+        s.insert(member.into(), total.into());
+        if max_and_mean {
+            s.insert(format!("max_{member}"), max.into());
+            s.insert(
+                format!("mean_{member}"),
+                total.checked_div(n).unwrap_or(0).into(),
+            );
+        }
     }
     let misses = turns
         .iter()
