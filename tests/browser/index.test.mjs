@@ -2,8 +2,9 @@
 // `farm run` / `farm report`; games/src/bomberman/viewer_index.html).
 //
 // Usage: node index.test.mjs <index.html> <expected.json>
-//   expected.json: [{"n": 1, "names": [...], "ranks": [...], "frames": 123}, ...]: every match the
-//   page must open, with its seats, ranks and number of frames (turns played).
+//   expected.json: [{"n": 1, "names": [...], "ranks": [...], "frames": 123, "data": {...}}, ...]:
+//   every match the page must open, with its seats, ranks and number of frames (turns played),
+//   and optionally the viewer data the page must hand the viewer (unpacked exactly).
 // Opens the page from disk, checks the list, opens matches by address (#N) and by click, steps
 // the viewer inside, and requires no console errors, page errors or network requests.
 import { test } from "node:test";
@@ -64,6 +65,10 @@ test(`viewer index ${htmlArg}`, async (t) => {
         assert.equal(r.rank, m.ranks[r.player], `match ${m.n}: rank of seat ${r.player}`);
       }
       assert.equal(await frame.locator("#error").isVisible(), false, `match ${m.n}: no error banner`);
+      if (m.data) {
+        const got = JSON.parse(await frame.locator("#replay-data").textContent());
+        assert.deepStrictEqual(got, m.data, `match ${m.n}: the viewer gets exactly its viewer data`);
+      }
     };
 
     await t.test("lists every match", async () => {
