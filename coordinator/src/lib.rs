@@ -16,6 +16,7 @@ pub mod ladder;
 pub mod logging;
 pub mod metrics;
 pub mod progress;
+pub mod replay_file;
 pub mod roster;
 pub mod run;
 pub mod shutdown;

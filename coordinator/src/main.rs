@@ -23,12 +23,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Play one Bomberman match between 2..10 bots and save its replay (JSON + HTML viewer).
+    /// Play one Bomberman match between 2..10 bots and save its replay (gzipped JSON + HTML viewer).
     Play(cmd::play::PlayArgs),
     /// Show the full board, players, bombs, flames and faults around one turn of a replay.
     Inspect(cmd::inspect::InspectArgs),
     /// Re-simulate a replay and check that its states and result are exactly what it claims.
     Verify(cmd::verify::VerifyArgs),
+    /// Write one replay's self-contained HTML viewer page (to share a match).
+    View(cmd::view::ViewArgs),
     /// Run a tournament (the flags of the reference evaluate.py): schedule, matches, checkpoints,
     /// report (汇总.md), Bradley-Terry ratings (bt.json).
     Run(coordinator::run::RunArgs),
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Play(a) => cmd::play::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::View(a) => cmd::view::run(a),
         Command::Run(a) => coordinator::run::run(a),
         Command::Sprt(a) => coordinator::sprt::run(a),
         Command::Report(a) => cmd::report::run(a),

@@ -50,3 +50,82 @@ pub fn results_without_timing(dir: &Path) -> serde_json::Value {
     }
     v
 }
+
+/// The text of a replay file, gunzipped when it is gzip (what `farm run` and `farm play` write).
+pub fn replay_text(path: &Path) -> String {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .unwrap_or_else(|e| panic!("gunzip {}: {e}", path.display()));
+        text
+    } else {
+        String::from_utf8(bytes).expect("replay is UTF-8")
+    }
+}
+
+/// A replay file as JSON.
+pub fn replay_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&replay_text(path)).expect("replay parses")
+}
+
+/// Checks that a result row's `timing` is the per-bot summary of the replay's per-turn timing:
+/// no per-turn list, and turns, totals, maxima, means and deadline misses equal to the replay's.
+pub fn assert_timing_summary_of(row_result: &serde_json::Value, replay: &serde_json::Value) {
+    let full = replay["result"]["timing"]
+        .as_object()
+        .expect("the replay has per-bot timing");
+    let summary = row_result["timing"]
+        .as_object()
+        .expect("the row has a timing summary");
+    assert_eq!(
+        summary.keys().collect::<Vec<_>>(),
+        full.keys().collect::<Vec<_>>(),
+        "one summary per bot"
+    );
+    for (bot, t) in full {
+        let s = &summary[bot];
+        assert!(
+            s.get("per_turn").is_none(),
+            "{bot}: no per-turn list in a row"
+        );
+        let turns = t["per_turn"]
+            .as_array()
+            .expect("per-turn timing in the replay");
+        let col = |k: &'static str| turns.iter().map(move |x| x[k].as_u64().expect("a count"));
+        assert_eq!(s["turns"].as_u64(), Some(turns.len() as u64), "{bot} turns");
+        for k in ["wall_us", "cpu_us", "waited_us"] {
+            let total: u64 = col(k).sum();
+            assert_eq!(s[k].as_u64(), Some(total), "{bot} total {k}");
+        }
+        for k in ["wall_us", "cpu_us"] {
+            let total: u64 = col(k).sum();
+            let max = col(k).max().unwrap_or(0);
+            assert_eq!(s[format!("max_{k}")].as_u64(), Some(max), "{bot} max {k}");
+            let mean = total.checked_div(turns.len() as u64).unwrap_or(0);
+            assert_eq!(
+                s[format!("mean_{k}")].as_u64(),
+                Some(mean),
+                "{bot} mean {k}"
+            );
+        }
+        let misses = turns.iter().filter(|x| x["met"] == false).count() as u64;
+        assert_eq!(
+            s["deadline_misses"].as_u64(),
+            Some(misses),
+            "{bot} deadline misses"
+        );
+        // The worker's own totals agree with the per-turn list they were summed from.
+        for k in [
+            "turns",
+            "wall_us",
+            "cpu_us",
+            "max_wall_us",
+            "deadline_misses",
+        ] {
+            assert_eq!(s[k], t[k], "{bot} {k} as the worker recorded it");
+        }
+    }
+}

@@ -896,14 +896,10 @@ fn deploy_files_run_in_podman_containers() {
         let Some(seat) = names.iter().position(|n| n == "N") else {
             continue;
         };
-        let replay: Value = serde_json::from_str(
-            &std::fs::read_to_string(
-                farm.output()
-                    .join(format!("replays/{:05}.json", r["match"].as_u64().unwrap())),
-            )
-            .unwrap(),
-        )
-        .unwrap();
+        let replay: Value = common::replay_json(&farm.output().join(format!(
+            "replays/{:05}.json.gz",
+            r["match"].as_u64().unwrap()
+        )));
         let err = replay["stderr_tails"][seat].as_str().unwrap_or("");
         let want = format!("ATTACK connect 127.0.0.1:{}: blocked", listener.port);
         assert!(

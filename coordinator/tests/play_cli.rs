@@ -1,13 +1,14 @@
-//! `farm play`, `farm inspect` and `farm verify` end to end: real misbehaving bot processes are
-//! eliminated with the right fault while the others play on, hand-made boards, and every kind
-//! of bad input gets a clear error and leaves nothing half-written.
+//! `farm play`, `farm inspect`, `farm verify` and `farm view` end to end: real misbehaving bot
+//! processes are eliminated with the right fault while the others play on, hand-made boards,
+//! gzipped and plain replays read alike, and every kind of bad input gets a clear error and
+//! leaves nothing half-written.
 
 mod common;
 
 use common::{farm, repo, run};
 
 fn read_json(p: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    common::replay_json(p)
 }
 
 #[test]
@@ -39,7 +40,7 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let replay = read_json(&tmp.path().join("m.json"));
+    let replay = read_json(&tmp.path().join("m.json.gz"));
     let r = &replay["result"];
     let kinds: Vec<Vec<(String, u64)>> = r["faults"]
         .as_array()
@@ -82,13 +83,14 @@ fn misbehaving_bots_are_eliminated_with_the_right_fault_and_nothing_survives() {
         String::from_utf8_lossy(&left.stdout)
     );
     // The replay verifies and inspects.
-    let (code, o, e) = run(farm().arg("verify").arg(tmp.path().join("m.json")));
+    let (code, o, e) = run(farm().arg("verify").arg(tmp.path().join("m.json.gz")));
     assert_eq!(code, 0, "{o}{e}");
     let (code, o, e) = run(farm()
         .args(["inspect", "--turn", "1", "--context", "1"])
-        .arg(tmp.path().join("m.json")));
+        .arg(tmp.path().join("m.json.gz")));
     assert_eq!(code, 0, "{e}");
     assert!(o.contains("timeout") && o.contains("turn 1"), "{o}");
+    assert!(html.is_file(), "the viewer page beside the replay");
 }
 
 #[test]
@@ -112,7 +114,7 @@ fn hand_made_board_keeps_its_size_and_spawns() {
             "B=bots/bomberman/random.cpp",
         ]));
     assert_eq!(code, 0, "{o}{e}");
-    let replay = read_json(&tmp.path().join("d.json"));
+    let replay = read_json(&tmp.path().join("d.json.gz"));
     assert_eq!(replay["map"]["rows"][1], "#....+#");
     assert_eq!(replay["map"]["spawns"], serde_json::json!([[1, 1], [5, 5]]));
     assert_eq!(replay["params"]["side"], 7);
@@ -120,7 +122,7 @@ fn hand_made_board_keeps_its_size_and_spawns() {
         replay["params"]["turn_limit"], 300,
         "limits come from the player count"
     );
-    let (code, _, e) = run(farm().arg("verify").arg(tmp.path().join("d.json")));
+    let (code, _, e) = run(farm().arg("verify").arg(tmp.path().join("d.json.gz")));
     assert_eq!(code, 0, "{e}");
 }
 
@@ -169,7 +171,9 @@ fn bad_input_gets_clear_errors_and_leaves_nothing_behind() {
         assert_ne!(code, 0, "{bots:?} accepted");
         assert!(e.contains(want), "{bots:?}: {e}");
         assert!(
-            !html.exists() && !tmp.path().join("x.json").exists(),
+            !html.exists()
+                && !tmp.path().join("x.json").exists()
+                && !tmp.path().join("x.json.gz").exists(),
             "half-written output"
         );
     }
@@ -194,7 +198,7 @@ fn bad_input_gets_clear_errors_and_leaves_nothing_behind() {
             "B=bots/bomberman/greedy.cpp",
         ]));
     assert_eq!(code, 0, "{e}");
-    let text = std::fs::read_to_string(tmp.path().join("g.json")).unwrap();
+    let text = common::replay_text(&tmp.path().join("g.json.gz"));
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let trunc = tmp.path().join("t.json");
     std::fs::write(&trunc, &text[..text.len() / 2]).unwrap();
@@ -210,5 +214,70 @@ fn bad_input_gets_clear_errors_and_leaves_nothing_behind() {
         assert_eq!(code, 1, "{p:?} accepted");
         assert!(e.contains("REJECTED") && e.contains(want), "{p:?}: {e}");
     }
+    // The same replays gzipped: verified (or rejected) the same way; a cut gzip file is named.
+    let packed = |name: &str, text: &[u8]| {
+        use std::io::Write;
+        let p = tmp.path().join(name);
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text).unwrap();
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        p
+    };
+    let plain = tmp.path().join("g.json");
+    std::fs::write(&plain, &text).unwrap();
+    for p in [&plain, &packed("gz.json.gz", text.as_bytes())] {
+        let (code, o, e) = run(farm().arg("verify").arg(p));
+        assert_eq!(code, 0, "{p:?}: {o}{e}");
+    }
+    let edited_gz = packed("e.json.gz", v.to_string().as_bytes());
+    let (code, _, e) = run(farm().arg("verify").arg(&edited_gz));
+    assert_eq!(code, 1);
+    assert!(e.contains("REJECTED") && e.contains("points"), "{e}");
+    let gz = std::fs::read(tmp.path().join("g.json.gz")).unwrap();
+    let cut = tmp.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let (code, _, e) = run(farm().arg("verify").arg(&cut));
+    assert_eq!(code, 2);
+    assert!(e.contains("damaged gzip"), "{e}");
     let _ = repo();
+}
+
+#[test]
+fn view_writes_one_self_contained_page_and_refuses_a_bad_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, o, e) = run(farm()
+        .args(["play", "--seed", "3", "--replay"])
+        .arg(tmp.path().join("p.html"))
+        .args([
+            "--bots",
+            "A=bots/bomberman/baseline.cpp",
+            "B=bots/bomberman/random.cpp",
+        ]));
+    assert_eq!(code, 0, "{o}{e}");
+    let replay = tmp.path().join("p.json.gz");
+    let played = std::fs::read_to_string(tmp.path().join("p.html")).unwrap();
+    // Default: beside the replay.
+    let (code, o, e) = run(farm().arg("view").arg(&replay));
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains("p.html"), "{o}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("p.html")).unwrap(),
+        played,
+        "farm play writes the page farm view writes"
+    );
+    let out = tmp.path().join("share/one.html");
+    let (code, o, e) = run(farm().arg("view").arg(&replay).arg("--out").arg(&out));
+    assert_eq!(code, 0, "{o}{e}");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("id=\"replay-data\"") && !page.contains("__MATCHFARM_REPLAY_DATA__"));
+    assert!(!page.contains("src=\"http"), "no network");
+    // A doctored replay gets no page.
+    let mut v = common::replay_json(&replay);
+    v["result"]["ranks"][0] = serde_json::json!(7);
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let (code, _, e) = run(farm().arg("view").arg(&bad));
+    assert_eq!(code, 2);
+    assert!(e.contains("ranks"), "{e}");
+    assert!(!tmp.path().join("bad.html").exists());
 }

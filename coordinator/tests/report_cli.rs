@@ -50,8 +50,10 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
         "the final report is stale:\n{table}"
     );
 
+    let index = std::fs::read(out.join("replays/index.html")).unwrap();
     std::fs::remove_file(out.join("bt.json")).unwrap();
     std::fs::remove_file(out.join("汇总.md")).unwrap();
+    std::fs::remove_file(out.join("replays/index.html")).unwrap();
     let (code, stdout, err) = run(farm().arg("report").arg(&out));
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
     assert_eq!(
@@ -60,6 +62,11 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
     );
     let rebuilt = std::fs::read_to_string(out.join("汇总.md")).unwrap();
     assert_eq!(bootstrap_table(&rebuilt), table);
+    assert!(stdout.contains("(24 of 24 matches openable)"), "{stdout}");
+    assert!(
+        std::fs::read(out.join("replays/index.html")).unwrap() == index,
+        "the viewer index is rebuilt byte for byte"
+    );
 }
 
 /// The JSON model embedded in a report.html.

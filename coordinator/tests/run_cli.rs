@@ -68,10 +68,34 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
     ] {
         assert!(clean.join(f).is_file(), "{f} missing");
     }
+    // Replays gzipped, one viewer page for the folder, no per-match pages.
     for n in 1..=12 {
-        assert!(clean.join(format!("replays/{n:05}.json")).is_file());
-        assert!(clean.join(format!("replays/{n:05}.html")).is_file());
+        assert!(clean.join(format!("replays/{n:05}.json.gz")).is_file());
+        assert!(!clean.join(format!("replays/{n:05}.json")).exists());
+        assert!(!clean.join(format!("replays/{n:05}.html")).exists());
     }
+    let index = std::fs::read_to_string(clean.join("replays/index.html")).unwrap();
+    assert_eq!(
+        index.matches("type=\"application/octet-stream\"").count(),
+        12
+    );
+    // Every row is the replay's result with the per-bot timing summed up.
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(clean.join("results.json")).unwrap())
+            .unwrap();
+    for row in rows.as_array().unwrap() {
+        let n = row["match"].as_u64().unwrap();
+        let replay = common::replay_json(&clean.join(format!("replays/{n:05}.json.gz")));
+        common::assert_timing_summary_of(&row["result"], &replay);
+        let (mut a, mut b) = (row["result"].clone(), replay["result"].clone());
+        a.as_object_mut().unwrap().remove("timing");
+        b.as_object_mut().unwrap().remove("timing");
+        assert_eq!(a, b, "match {n}: row and replay agree but for the timing");
+    }
+    // `farm verify` on the folder checks every replay.
+    let (code, vout, verr) = run(farm().arg("verify").arg(&clean));
+    assert_eq!(code, 0, "{vout}\n{verr}");
+    assert!(vout.contains("12 of 12 replays in"), "{vout}");
     let results = results_without_timing(&clean);
     assert_eq!(results.as_array().unwrap().len(), 12);
     assert_eq!(results[0]["match"], 1);
@@ -124,10 +148,66 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
         serde_json::from_str(&std::fs::read_to_string(killed.join("bt.json")).unwrap()).unwrap();
     assert_eq!(bt2["ratings"], bt["ratings"]);
 
+    // The resume re-checked the gzipped replays of the killed runs and added its own.
+    for n in 1..=12 {
+        assert!(killed.join(format!("replays/{n:05}.json.gz")).is_file());
+    }
+
     // Resuming a finished run is fine and changes nothing.
     let (code, _, err) = run(farm().args(&args));
     assert_eq!(code, 0, "{err}");
     assert_eq!(results_without_timing(&killed), results);
+}
+
+/// A folder written before replays were gzipped and rows summed up their timing: plain
+/// `NNNNN.json` replays and rows with the whole result. `--resume` and `farm report` read it.
+#[test]
+fn resume_and_report_read_a_folder_in_the_old_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("old");
+    let (code, o, e) = run(farm().args(run_args(&out)));
+    assert_eq!(code, 0, "{o}\n{e}");
+    let results = results_without_timing(&out);
+    // Rewrite it as the old format: plain replays, whole results in the log.
+    let mut log = String::new();
+    for n in 1..=12u64 {
+        let gz = out.join(format!("replays/{n:05}.json.gz"));
+        let text = common::replay_text(&gz);
+        std::fs::write(out.join(format!("replays/{n:05}.json")), &text).unwrap();
+        std::fs::remove_file(&gz).unwrap();
+        let replay: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let size = replay["players"].clone();
+        log.push_str(
+            &serde_json::json!({"match": n, "size": size, "result": replay["result"]}).to_string(),
+        );
+        log.push('\n');
+    }
+    std::fs::write(out.join("results.jsonl"), log).unwrap();
+    std::fs::remove_file(out.join("replays/index.html")).unwrap();
+
+    let mut args = run_args(&out);
+    args.push("--resume".into());
+    let (code, o, e) = run(farm().args(&args));
+    assert_eq!(code, 0, "resume over the old format\n{o}\n{e}");
+    assert_eq!(results_without_timing(&out), results);
+    let (code, o, e) = run(farm().arg("report").arg(&out));
+    assert_eq!(code, 0, "{o}\n{e}");
+    assert!(o.contains("12 of 12 matches openable"), "{o}");
+    let index = std::fs::read_to_string(out.join("replays/index.html")).unwrap();
+    assert!(
+        index.contains("00012.json"),
+        "the index names the plain replays"
+    );
+    let (code, o, e) = run(farm().arg("verify").arg(out.join("replays")));
+    assert_eq!(code, 0, "{o}\n{e}");
+
+    // A doctored replay is named by the resume.
+    let p = out.join("replays/00003.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replacen("\"turns\":[{", "\"turns\":[{\"x\":1,", 1)).unwrap();
+    let (code, _, e) = run(farm().args(&args));
+    assert_ne!(code, 0);
+    assert!(e.contains("saved match 3"), "{e}");
 }
 
 #[test]

@@ -60,8 +60,9 @@ int main() {{
     path
 }
 
+/// A JSON file, or a replay (gzipped as `farm play` writes it, or plain).
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    common::replay_json(p)
 }
 
 /// `farm play` of `Lag` (seat 0) against the instant answerer; returns the replay JSON's path.
@@ -75,7 +76,7 @@ fn play(dir: &Path, tag: &str, lag: &Path, clock: &[&str]) -> PathBuf {
         .arg("Quick=bots/test/answer.cpp")
         .args(clock));
     assert_eq!(code, 0, "{out}\n{err}");
-    html.with_extension("json")
+    html.with_extension("json.gz")
 }
 
 fn faults(replay: &Value, seat: usize) -> Vec<(String, u64, String)> {

@@ -314,3 +314,57 @@ fn viewer_data_has_one_frame_per_turn_in_the_agreed_shape() {
     }
     assert_eq!(v["result"], rp.result_json());
 }
+
+/// A result row's timing: per bot, every total and the turns, maxima, means and deadline misses
+/// of the per-turn list, without the list; everything else of the result as in the replay.
+#[test]
+fn a_row_keeps_the_per_turn_timing_summed_up() {
+    let (mut rp, _) = record(5, 2, 4, &[]);
+    let turn = |t: u32, wall: u64, cpu: u64, waited: u64, met: bool| serde_json::json!({"turn": t, "wall_us": wall, "cpu_us": cpu, "waited_us": waited, "met": met});
+    rp.result.timing = Some(serde_json::json!({
+        "bot_0": {"turns": 3, "wall_us": 700, "cpu_us": 60, "max_wall_us": 400, "deadline_misses": 1,
+                  "cpu_per_mille": 85, "per_turn": [turn(0, 100, 10, 5, true), turn(1, 400, 30, 0, false),
+                  turn(2, 200, 20, 7, true)]},
+        "bot_1": {"turns": 0, "wall_us": 0, "cpu_us": 0, "max_wall_us": 0, "deadline_misses": 0,
+                  "cpu_per_mille": 0, "per_turn": []},
+    }));
+    let row = rp.row_result_json();
+    assert_eq!(
+        row["timing"],
+        serde_json::json!({
+            "bot_0": {"turns": 3, "wall_us": 700, "cpu_us": 60, "max_wall_us": 400, "deadline_misses": 1,
+                      "cpu_per_mille": 85, "max_cpu_us": 30, "waited_us": 12,
+                      "mean_wall_us": 233, "mean_cpu_us": 20},
+            "bot_1": {"turns": 0, "wall_us": 0, "cpu_us": 0, "max_wall_us": 0, "deadline_misses": 0,
+                      "cpu_per_mille": 0, "max_cpu_us": 0, "waited_us": 0,
+                      "mean_wall_us": 0, "mean_cpu_us": 0},
+        })
+    );
+    let mut full = rp.result_json();
+    let mut compact = row.clone();
+    full.as_object_mut().unwrap().remove("timing");
+    compact.as_object_mut().unwrap().remove("timing");
+    assert_eq!(compact, full, "only the timing differs");
+    // Timing without a per-turn list (or not the worker's shape) is kept as it is.
+    let odd = serde_json::json!({"bot_0": {"wall_ms": 12}, "x": 3});
+    assert_eq!(timing_summary(&odd), odd);
+    rp.result.timing = None;
+    assert_eq!(rp.row_result_json(), rp.result_json());
+}
+
+/// The index page's packed viewer data turns back into exactly the frames of the viewer data.
+#[test]
+fn packed_viewer_data_unpacks_to_the_same_frames() {
+    use games::bomberman::viewer::{pack_for_index, unpack_index_data};
+    for n in [2, 5, 10] {
+        let (rp, _) = record(17, n, 3, &[(1, 4, FaultKind::Timeout)]);
+        let data = viewer_data(&rp);
+        let packed = pack_for_index(data.clone());
+        assert!(packed.get("frames").is_none() && packed.get("columns").is_some());
+        assert!(
+            packed.to_string().len() < data.to_string().len(),
+            "{n} players: smaller"
+        );
+        assert_eq!(unpack_index_data(packed), data, "{n} players");
+    }
+}

@@ -161,3 +161,59 @@ fn page_has_the_controls_tests_and_users_rely_on() {
     }
     assert!(html.starts_with("<!DOCTYPE html>"));
 }
+
+/// The text of the `<script id="{id}">` element of a page (to the first `</script`).
+fn block<'a>(html: &'a str, id: &str) -> &'a str {
+    let open = format!("<script id=\"{id}\" type=\"application/json\">");
+    let start = html.find(&open).expect("script element") + open.len();
+    let end = html[start..]
+        .to_ascii_lowercase()
+        .find("</script")
+        .expect("end of script")
+        + start;
+    &html[start..end]
+}
+
+#[test]
+fn index_page_embeds_this_viewer_and_keeps_hostile_names_in_their_block() {
+    use games::bomberman::viewer::{render_index, viewer_json, IndexBlob};
+    let hostile = [
+        "</script><script>alert(1)</script>",
+        "<!-- x",
+        "__MATCHFARM_INDEX_DATA__",
+    ];
+    let list =
+        json!([{"n": 1, "size": 3, "names": hostile, "ranks": [1, 2, 3]}, {"n": 2, "failed": "x"}]);
+    let blobs = [IndexBlob {
+        number: 1,
+        gzip_base64: "H4sIAAAAAAAA/w==".into(),
+    }];
+    let page = render_index(&list, &blobs);
+    let back: Value = serde_json::from_str(block(&page, "match-list")).unwrap();
+    assert_eq!(back, list, "the list survives exactly");
+    assert!(page.contains(
+        "<script id=\"m-1\" type=\"application/octet-stream\">H4sIAAAAAAAA/w==</script>"
+    ));
+    assert!(!page.contains("id=\"m-2\""), "a failed match has no data");
+    // The viewer the index opens a match in is this viewer: the template with the data put in
+    // is byte for byte the one-match page.
+    let template: String = serde_json::from_str(block(&page, "viewer-template")).unwrap();
+    let data = sample();
+    assert_eq!(
+        template.replacen("__MATCHFARM_REPLAY_DATA__", &viewer_json(&data), 1),
+        render_html(&data)
+    );
+    let lower = page.to_ascii_lowercase();
+    for bad in [
+        "http:",
+        "https:",
+        "@import",
+        "url(",
+        "<link",
+        "<img",
+        "<script src",
+    ] {
+        assert!(!lower.contains(bad), "index contains {bad:?}");
+    }
+    assert!(lower.contains("default-src 'none'"));
+}

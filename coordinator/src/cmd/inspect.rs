@@ -11,7 +11,7 @@ use games::bomberman::replay;
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
-    /// The replay JSON written by `farm play` or `farm run`.
+    /// The replay written by `farm play` or `farm run` (.json.gz, or plain .json).
     pub replay: PathBuf,
     /// The turn to show.
     #[arg(long)]
@@ -22,8 +22,7 @@ pub struct InspectArgs {
 }
 
 pub fn run(args: InspectArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.replay)
-        .with_context(|| format!("reading {}", args.replay.display()))?;
+    let text = crate::replay_file::read_text(&args.replay)?;
     let rp = replay::verify(&text).with_context(|| format!("replay {}", args.replay.display()))?;
     let view = replay::inspect(&rp, args.turn, args.context)
         .with_context(|| format!("replay {}", args.replay.display()))?;

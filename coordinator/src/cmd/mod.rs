@@ -7,4 +7,5 @@ pub mod play;
 pub mod proboj;
 pub mod report;
 pub mod verify;
+pub mod view;
 pub mod worker;

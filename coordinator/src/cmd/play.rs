@@ -1,5 +1,6 @@
-//! `farm play`: one Bomberman match between live bots, with its replay saved as JSON and as a
-//! self-contained HTML viewer, and the result printed as a table.
+//! `farm play`: one Bomberman match between live bots, with its replay saved as gzipped JSON and
+//! its self-contained HTML viewer page (what `farm view` writes), and the result printed as a
+//! table.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +12,6 @@ use games::bomberman::{self as bm, replay::Replay};
 use worker::referee::{self, MapChoice, MatchSpec, Seat};
 
 use crate::botprep::{self, BotPrep};
-use crate::fsio::write_atomic;
 use crate::roster;
 
 #[derive(Args, Debug)]
@@ -23,7 +23,7 @@ pub struct PlayArgs {
     /// Map seed: the same seed and bots give the same map.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Where to save the replay: PATH.html gets the viewer and PATH.json the replay
+    /// Where to save the replay: PATH.html gets the viewer and PATH.json.gz the replay
     /// (default: replays/SEED-NAMES.html).
     #[arg(long, value_name = "PATH.html")]
     pub replay: Option<PathBuf>,
@@ -83,20 +83,12 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
     args.clock.warn_if_not_rules();
     let replay = referee::play_clocked(spec, prep.sandbox(), prep.tokens(), args.clock.spec())
         .context("playing the match")?;
-    save_replay(&replay, &json_path, &html_path)?;
+    crate::replay_file::write_gz(&replay, &json_path)?;
+    crate::replay_file::write_page(&replay, &html_path)?;
     print!("{}", result_table(&replay));
     println!("replay: {}", json_path.display());
     println!("viewer: {}", html_path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// Write the replay's JSON and HTML (each atomically).
-pub fn save_replay(replay: &Replay, json_path: &Path, html_path: &Path) -> Result<()> {
-    let json = replay.to_json();
-    let html = bm::viewer::render_html(&bm::replay::viewer_data(replay));
-    write_atomic(json_path, json.as_bytes())?;
-    write_atomic(html_path, html.as_bytes())?;
-    Ok(())
 }
 
 fn replay_paths(given: Option<&Path>, seed: u64, entries: &[roster::Entry]) -> (PathBuf, PathBuf) {
@@ -107,7 +99,7 @@ fn replay_paths(given: Option<&Path>, seed: u64, entries: &[roster::Entry]) -> (
             PathBuf::from("replays").join(format!("{seed}-{}.html", names.join("-")))
         }
     };
-    (html.with_extension("json"), html.with_extension("html"))
+    (html.with_extension("json.gz"), html.with_extension("html"))
 }
 
 fn sanitize(name: &str) -> String {

@@ -1,7 +1,9 @@
-//! `farm report OUTPUT`: rebuild a run's 汇总.md, report.html, results.json and bt.json from its
-//! results log, for a finished run or one still going (the log is only read; a torn tail is left
-//! alone). An early stop is read back from stopped.json, the arrival times from arrivals.jsonl,
-//! so the views say what the run's last write said.
+//! `farm report OUTPUT`: rebuild a run's 汇总.md, report.html, results.json, bt.json and viewer
+//! index (replays/index.html) from its results log and replays, for a finished run or one still
+//! going (the log is only read; a torn tail is left alone). An early stop is read back from
+//! stopped.json, the arrival times from arrivals.jsonl, so the views say what the run's last
+//! write said. Rows of any age read alike: the scoring reads only evaluate.py's fields, not the
+//! per-bot timing (summed up in newer rows).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +56,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let views = started.elapsed();
     write_results_json(&args.output)?;
     let results = started.elapsed();
+    let index = crate::run::viewer_index::write_index(&args.output)?;
+    let viewer = started.elapsed();
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
         (serde_json::to_string_pretty(&live.bt_json())? + "\n").as_bytes(),
@@ -66,13 +70,23 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         args.output.display()
     );
     println!(
-        "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, bt.json {:.2} s",
+        "viewer: {} ({} of {} matches openable)",
+        args.output
+            .join("replays")
+            .join(crate::run::viewer_index::INDEX_NAME)
+            .display(),
+        index.openable,
+        index.listed
+    );
+    println!(
+        "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, viewer index {:.2} s, bt.json {:.2} s",
         started.elapsed().as_secs_f64(),
         read.as_secs_f64(),
         (views - read).as_secs_f64(),
         live.page_seconds(),
         (results - views).as_secs_f64(),
-        (started.elapsed() - results).as_secs_f64()
+        (viewer - results).as_secs_f64(),
+        (started.elapsed() - viewer).as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -390,16 +390,14 @@ fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> 
             "match {n}: bot hash of seat {i} differs from the roster's"
         );
     }
-    let stem = out.join("replays").join(format!("{n:05}"));
-    crate::cmd::play::save_replay(
-        &replay,
-        &stem.with_extension("json"),
-        &stem.with_extension("html"),
-    )?;
+    let path = out
+        .join("replays")
+        .join(crate::replay_file::match_file_name(n));
+    crate::replay_file::write_gz(&replay, &path)?;
     Ok(Row {
         number: n,
         size: entry.size as u32,
-        result: Some(replay.result_json()),
+        result: Some(replay.row_result_json()),
         failed: None,
     })
 }

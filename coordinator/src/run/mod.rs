@@ -13,6 +13,7 @@ pub mod execute;
 pub mod outputs;
 pub mod prepare;
 pub mod stop;
+pub mod viewer_index;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

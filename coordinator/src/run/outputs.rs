@@ -1,5 +1,6 @@
 //! The run's materialised views: 汇总.md (refreshed every --report-every results), and at the end
-//! results.json, bt.json and performance.json, all rebuilt from the checkpointed rows; plus the
+//! results.json, bt.json, performance.json and the viewer index replays/index.html
+//! (super::viewer_index), all rebuilt from the checkpointed rows; plus the
 //! ratings table printed to the operator. Ratings come from shared::bt, tables from shared::report.
 //! Bots let play without compiling (--allow-compile-failures) are named at the top of each view;
 //! the list comes from the folder's compile_failures.json (read once, at the first write), so a
@@ -471,6 +472,7 @@ impl Live {
         self.refresh_bootstrap(true);
         self.write_report(dir)?;
         write_results_json(dir)?;
+        super::viewer_index::write_index(dir)?;
         let bt = self.bt_json();
         write_atomic(
             &dir.join("bt.json"),

@@ -513,12 +513,21 @@ fn check_saved(
             bail!("saved match {n}: bot hashes differ from the current programs");
         }
     }
-    let path = output.join("replays").join(format!("{n:05}.json"));
-    let text = std::fs::read_to_string(&path)
+    let replays = output.join("replays");
+    let Some(path) = crate::replay_file::find_match(&replays, n) else {
+        bail!(
+            "saved match {n}: its replay is missing (neither {} nor {n:05}.json in {})",
+            crate::replay_file::match_file_name(n),
+            replays.display()
+        );
+    };
+    let text = crate::replay_file::read_text(&path)
         .with_context(|| format!("saved match {n}: reading its replay {}", path.display()))?;
     let replay = bm::replay::verify(&text)
         .with_context(|| format!("saved match {n}: replay {}", path.display()))?;
-    if &replay.result_json() != result {
+    // A row keeps the result with its timing summed up; rows written before that keep the
+    // replay's whole result object. Either must be exactly the replay's.
+    if &replay.row_result_json() != result && &replay.result_json() != result {
         bail!("saved match {n}: result and replay differ");
     }
     Ok(())

@@ -1,5 +1,15 @@
 //! The self-contained HTML replay viewer: one file with inline CSS and JavaScript and the viewer
 //! data (see `replay::viewer_data`) embedded as a JSON script block. No network, works from file://.
+//!
+//! Two pages are built on it. [`render_html`] is one match's page (`farm view`, `farm play`).
+//! [`render_index`] is a tournament's one viewer page, `replays/index.html`: a list of its
+//! matches and, embedded, each match's viewer data packed ([`pack_for_index`]), gzipped and
+//! base64-encoded (a file:// page cannot fetch its sibling files in Chromium, so the page
+//! carries what it shows). Opening a
+//! match (a click, or the address `replays/index.html#12` for match 12, leading zeros allowed)
+//! decompresses its data with the browser's `DecompressionStream("gzip")` and shows it in an
+//! iframe running this same viewer page; `#` alone (or the "all matches" button) goes back to
+//! the list. Other pages (a tournament report) link to a match as `replays/index.html#N`.
 
 /// The page template; `DATA_PLACEHOLDER` marks where the JSON goes.
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -48,6 +58,204 @@ fn script_safe_json(data: &serde_json::Value) -> String {
     out
 }
 
+/// The index page template; see [`render_index`].
+const INDEX_TEMPLATE: &str = include_str!("viewer_index.html");
+
+/// The markers of the index template, in the order they appear.
+const INDEX_LIST: &str = "__MATCHFARM_INDEX_LIST__";
+const INDEX_VIEWER: &str = "__MATCHFARM_VIEWER_TEMPLATE__";
+const INDEX_DATA: &str = "__MATCHFARM_INDEX_DATA__";
+
+/// One match's embedded viewer data in the index page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexBlob {
+    /// The match number (the page opens it at `#<number>`).
+    pub number: u64,
+    /// base64 (standard alphabet, padded) of the gzip of [`viewer_json`] of its viewer data as
+    /// [`pack_for_index`] packs it.
+    pub gzip_base64: String,
+}
+
+/// The viewer data as the pages embed it: JSON with `<`, `>`, `&`, U+2028 and U+2029 escaped
+/// (see [`render_html`]); the index page gzips exactly this text.
+pub fn viewer_json(data: &serde_json::Value) -> String {
+    script_safe_json(data)
+}
+
+/// The viewer data as the index page stores it, which gzips to about a third less: the same
+/// document with `frames` (objects with the same members) turned into `columns`, one list per
+/// member, where
+/// - a member equal to its frame's index in every frame (the turn `t`) is left out and named in
+///   `sequential`;
+/// - in a member whose every value is a list, a value with the same length as the one before is
+///   stored as `{"~": [[i, value], ...]}` (the entries that differ from the frame before) when
+///   that is shorter.
+///
+/// The page turns it back before showing it; [`unpack_index_data`] is the same in Rust (tests).
+/// Data without frames, or with frames of different members, is unchanged.
+pub fn pack_for_index(mut data: serde_json::Value) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let Some(o) = data.as_object_mut() else {
+        return data;
+    };
+    let Some(Value::Array(frames)) = o.get("frames") else {
+        return data;
+    };
+    let keys: Vec<String> = frames
+        .first()
+        .and_then(Value::as_object)
+        .map(|f| f.keys().cloned().collect())
+        .unwrap_or_default();
+    let same_members = frames.iter().all(|f| {
+        f.as_object()
+            .is_some_and(|f| f.len() == keys.len() && keys.iter().all(|k| f.contains_key(k)))
+    });
+    if !same_members || frames.is_empty() {
+        return data;
+    }
+    let mut columns: Map<String, Value> = Map::new();
+    let mut sequential = Vec::new();
+    for k in &keys {
+        let col: Vec<&Value> = frames.iter().map(|f| &f[k.as_str()]).collect();
+        if col
+            .iter()
+            .enumerate()
+            .all(|(i, v)| v.as_u64() == Some(i as u64))
+        {
+            sequential.push(Value::String(k.clone()));
+            continue;
+        }
+        let packed = if col.iter().all(|v| v.is_array()) {
+            delta_column(&col)
+        } else {
+            col.into_iter().cloned().collect()
+        };
+        columns.insert(k.clone(), Value::Array(packed));
+    }
+    o.shift_remove("frames");
+    o.insert("columns".into(), Value::Object(columns));
+    o.insert("sequential".into(), Value::Array(sequential));
+    data
+}
+
+/// A column of lists, each stored as its changes from the one before where that is shorter.
+fn delta_column(col: &[&serde_json::Value]) -> Vec<serde_json::Value> {
+    use serde_json::{json, Value};
+    let empty = Vec::new();
+    let mut out = Vec::with_capacity(col.len());
+    let mut prev: &Vec<Value> = &empty;
+    for (i, v) in col.iter().enumerate() {
+        let cur = v.as_array().unwrap_or(&empty);
+        if i > 0 && cur.len() == prev.len() {
+            let changes: Vec<Value> = cur
+                .iter()
+                .zip(prev)
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(j, (a, _))| json!([j, a]))
+                .collect();
+            let delta = json!({ "~": changes });
+            if delta.to_string().len() < v.to_string().len() {
+                out.push(delta);
+                prev = cur;
+                continue;
+            }
+        }
+        out.push((*v).clone());
+        prev = cur;
+    }
+    out
+}
+
+/// The inverse of [`pack_for_index`], as the index page does it in JavaScript.
+pub fn unpack_index_data(mut data: serde_json::Value) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let Some(o) = data.as_object_mut() else {
+        return data;
+    };
+    let Some(Value::Object(columns)) = o.shift_remove("columns") else {
+        return data;
+    };
+    let sequential: Vec<String> = match o.shift_remove("sequential") {
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let len = columns
+        .values()
+        .map(|c| c.as_array().map_or(0, Vec::len))
+        .max()
+        .unwrap_or(0);
+    let mut frames: Vec<Map<String, Value>> = vec![Map::new(); len];
+    for (k, col) in &columns {
+        let mut prev: Vec<Value> = Vec::new();
+        for (i, v) in col.as_array().into_iter().flatten().enumerate() {
+            let value = match v.get("~").and_then(Value::as_array) {
+                Some(changes) if !v.is_array() => {
+                    let mut cur = prev.clone();
+                    for c in changes {
+                        if let (Some(j), Some(x)) = (c[0].as_u64(), c.get(1)) {
+                            if let Some(slot) = cur.get_mut(j as usize) {
+                                *slot = x.clone();
+                            }
+                        }
+                    }
+                    Value::Array(cur)
+                }
+                _ => v.clone(),
+            };
+            prev = value.as_array().cloned().unwrap_or_default();
+            frames[i].insert(k.clone(), value);
+        }
+    }
+    for k in &sequential {
+        for (i, f) in frames.iter_mut().enumerate() {
+            f.insert(k.clone(), Value::from(i as u64));
+        }
+    }
+    o.insert(
+        "frames".into(),
+        Value::Array(frames.into_iter().map(Value::Object).collect()),
+    );
+    data
+}
+
+/// Renders a tournament's viewer index: `list` is the JSON array of matches the page lists
+/// (objects with `n`, `size`, `names`, `ranks`, `points`, `turns`, `valid`, `failed` and
+/// `replay`, the replay's file name, any of them optional) and `blobs` the matches it can open.
+pub fn render_index(list: &serde_json::Value, blobs: &[IndexBlob]) -> String {
+    let viewer = script_safe_json(&serde_json::Value::String(TEMPLATE.to_string()));
+    let list = script_safe_json(list);
+    let data_len: usize = blobs.iter().map(|b| b.gzip_base64.len() + 64).sum();
+    let mut data = String::with_capacity(data_len);
+    for b in blobs {
+        // base64 has no character that could end the element.
+        data.push_str(&format!(
+            "<script id=\"m-{}\" type=\"application/octet-stream\">{}</script>\n",
+            b.number, b.gzip_base64
+        ));
+    }
+    let mut out =
+        String::with_capacity(INDEX_TEMPLATE.len() + viewer.len() + list.len() + data_len);
+    let mut rest = INDEX_TEMPLATE;
+    for (marker, value) in [
+        (INDEX_LIST, &list),
+        (INDEX_VIEWER, &viewer),
+        (INDEX_DATA, &data),
+    ] {
+        // The template is compiled in and has each marker once, in this order; a test guards it.
+        if let Some((head, tail)) = rest.split_once(marker) {
+            out.push_str(head);
+            out.push_str(value);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +264,67 @@ mod tests {
     fn template_has_exactly_one_placeholder() {
         assert_eq!(TEMPLATE.matches(DATA_PLACEHOLDER).count(), 1);
         assert!(TEMPLATE.contains(&format!("id=\"{DATA_ELEMENT_ID}\"")));
+    }
+
+    #[test]
+    fn index_template_has_each_marker_once_in_order() {
+        let at: Vec<usize> = [INDEX_LIST, INDEX_VIEWER, INDEX_DATA]
+            .iter()
+            .map(|m| {
+                assert_eq!(INDEX_TEMPLATE.matches(m).count(), 1, "{m}");
+                INDEX_TEMPLATE.find(m).unwrap()
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "markers in order");
+        assert!(!INDEX_TEMPLATE.contains(DATA_PLACEHOLDER));
+    }
+
+    #[test]
+    fn index_embeds_list_viewer_and_blobs_without_reading_markers_in_values() {
+        let list =
+            serde_json::json!([{"n": 3, "names": ["__MATCHFARM_INDEX_DATA__", "</script>"]}]);
+        let blobs = [IndexBlob {
+            number: 3,
+            gzip_base64: "H4sI".into(),
+        }];
+        let page = render_index(&list, &blobs);
+        assert!(page.contains(r#"<script id="m-3" type="application/octet-stream">H4sI</script>"#));
+        assert!(!page.contains("</script>\""), "names are script-safe");
+        assert_eq!(
+            page.matches("__MATCHFARM_INDEX_DATA__").count(),
+            1,
+            "the name, once"
+        );
+        assert!(page.contains(&script_safe_json(&serde_json::Value::String(
+            TEMPLATE.into()
+        ))));
+    }
+
+    #[test]
+    fn packing_turns_frames_into_columns_and_back() {
+        let data = serde_json::json!({"meta": {}, "frames": [
+            {"t": 0, "b": "x", "p": ["aaaa", "bbbb", "cccc"], "q": [[1], [2]]},
+            {"t": 1, "b": "y", "p": ["aaaa", "bbbb", "dddd"], "q": [[1]]},
+            {"t": 2, "b": "y", "p": ["aaaa", "bbbb", "dddd"], "q": [[1], [2]]},
+        ]});
+        let packed = pack_for_index(data.clone());
+        assert_eq!(
+            packed,
+            serde_json::json!({"meta": {}, "columns": {"b": ["x", "y", "y"],
+                "p": [["aaaa", "bbbb", "cccc"], {"~": [[2, "dddd"]]}, {"~": []}],
+                "q": [[[1], [2]], [[1]], [[1], [2]]]},
+                "sequential": ["t"]})
+        );
+        let back = unpack_index_data(packed);
+        assert_eq!(back["frames"], data["frames"]);
+        let odd = serde_json::json!({"frames": [{"t": 0}, {"u": 1}]});
+        assert_eq!(
+            pack_for_index(odd.clone()),
+            odd,
+            "unlike frames stay as they are"
+        );
+        let none = serde_json::json!({"error": "x"});
+        assert_eq!(pack_for_index(none.clone()), none);
     }
 
     #[test]

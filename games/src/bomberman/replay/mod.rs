@@ -20,7 +20,7 @@ use super::map::Map;
 use super::params::Params;
 
 pub use inspect::{inspect, InspectError};
-pub use result::{build_result, MatchResult};
+pub use result::{build_result, timing_summary, MatchResult};
 pub use verify::{verify, VerifyError};
 pub use viewer_data::viewer_data;
 
@@ -150,6 +150,12 @@ impl Replay {
     /// The result object as JSON (what tournaments store and `farm play` prints).
     pub fn result_json(&self) -> Value {
         serde_json::to_value(&self.result).unwrap_or(Value::Null)
+    }
+
+    /// The result object as a tournament's result row keeps it: per-bot timing summed up
+    /// ([`timing_summary`]), the per-turn times only in the replay itself.
+    pub fn row_result_json(&self) -> Value {
+        self.result.row_json()
     }
 
     /// sha256 hex of the canonical JSON without the `digest` member.

@@ -1,5 +1,6 @@
 //! The result object of a match (inside the replay, printed by `farm play`, stored by
-//! tournaments): exact and floating scores, ranks, counters and faults per player.
+//! tournaments): exact and floating scores, ranks, counters and faults per player; and the
+//! compact form a tournament's result rows keep (per-bot timing summed up, not turn by turn).
 
 use std::collections::BTreeMap;
 
@@ -39,7 +40,8 @@ pub struct MatchResult {
     pub bombs_placed: Vec<u32>,
     pub boxes_broken: Vec<u32>,
     pub faults: Vec<Vec<Fault>>,
-    /// Per-bot wall/CPU totals from the worker; not re-simulable, so not verified.
+    /// Per-bot wall/CPU totals and per-turn times from the worker; not re-simulable, so not
+    /// verified. Result rows keep only its [`timing_summary`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Value>,
 }
@@ -79,5 +81,72 @@ pub fn build_result(
         boxes_broken: outcome.boxes_broken.clone(),
         faults: faults.to_vec(),
         timing: None,
+    }
+}
+
+/// The per-turn timing members a summary adds up: (member of a `per_turn` entry, whether the
+/// summary also keeps its maximum and mean).
+const SUMMED: [(&str, bool); 3] = [("wall_us", true), ("cpu_us", true), ("waited_us", false)];
+
+/// A bot-by-bot summary of the worker's timing (`bot_<seat>` -> object): every member but the
+/// per-turn list, with `turns`, `deadline_misses`, the totals `wall_us`, `cpu_us`, `waited_us`
+/// and `max_wall_us`, `max_cpu_us`, `mean_wall_us`, `mean_cpu_us` (integer microseconds)
+/// re-derived from that list. This is what a tournament's result rows keep; the per-turn list
+/// stays in the replay. Anything that is not an object of objects is kept as it is.
+pub fn timing_summary(timing: &Value) -> Value {
+    let Some(bots) = timing.as_object() else {
+        return timing.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (bot, t) in bots {
+        out.insert(bot.clone(), bot_summary(t));
+    }
+    Value::Object(out)
+}
+
+fn bot_summary(t: &Value) -> Value {
+    let Some(o) = t.as_object() else {
+        return t.clone();
+    };
+    let mut s = o.clone();
+    let Some(per_turn) = s.shift_remove("per_turn") else {
+        return Value::Object(s);
+    };
+    let Some(turns) = per_turn.as_array() else {
+        return Value::Object(s);
+    };
+    let n = turns.len() as u64;
+    s.insert("turns".into(), n.into());
+    for (member, max_and_mean) in SUMMED {
+        let values = turns
+            .iter()
+            .filter_map(|x| x.get(member).and_then(Value::as_u64));
+        let (total, max) = values.fold((0u64, 0u64), |(t, m), v| (t.saturating_add(v), m.max(v)));
+        s.insert(member.into(), total.into());
+        if max_and_mean {
+            s.insert(format!("max_{member}"), max.into());
+            s.insert(
+                format!("mean_{member}"),
+                total.checked_div(n).unwrap_or(0).into(),
+            );
+        }
+    }
+    let misses = turns
+        .iter()
+        .filter(|x| x.get("met").and_then(Value::as_bool) == Some(false))
+        .count() as u64;
+    s.insert("deadline_misses".into(), misses.into());
+    Value::Object(s)
+}
+
+impl MatchResult {
+    /// The result as a tournament's result row keeps it: every member as in the replay, but
+    /// `timing` reduced to its [`timing_summary`] (the per-turn timing lives only in the replay).
+    pub fn row_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(t) = v.get_mut("timing") {
+            *t = timing_summary(t);
+        }
+        v
     }
 }
