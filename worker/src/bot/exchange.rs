@@ -100,16 +100,17 @@ impl Bot {
             }
         }
 
-        // The clocks start while the bot is still stopped. The SIGCONT still goes before the
-        // input: written first, the bot is woken by the signal (placed on any core, maybe one
-        // busy with another match's bot) instead of by the pipe write (a synchronous wake-up
-        // onto this thread's core, about to sleep); that order saved a context switch pinned
-        // but its farm efficiency on CPU-hungry bots measured lower (median 93% against 96%,
-        // under heavy load: BENCHMARKS.md, issue 15), so it is not used.
-        let cpu0 = self.cpu_ns();
-        let waits = Waits::start(self);
+        // SIGCONT, then the clocks, then (in the loop) the input, in that order: the bot woken
+        // by the signal is usually back asleep in its read by the time the input arrives, and
+        // the pipe write's synchronous wake-up then moves it onto this thread's core, about to
+        // sleep. Reading the clocks before the SIGCONT, or writing the input before it, leaves
+        // the bot where the signal's wake-up placed it (maybe on a core busy with another
+        // match's bot): farm efficiency on CPU-hungry bots measured lower both ways (medians
+        // 93% against 96%, BENCHMARKS.md, issue 15).
         self.resume();
         let t0 = Instant::now();
+        let cpu0 = self.cpu_ns();
+        let waits = Waits::start(self);
         let mut charge = None;
         let clocks = TurnClocks {
             t0,
