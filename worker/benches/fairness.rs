@@ -84,9 +84,17 @@ fn play_match(cmd: &BotCommand, cfg: &SandboxConfig, tokens: &CoreTokens, slot: 
             }
         }
         for turn in r.timing.per_turn.iter().filter(|p| p.turn > 0) {
-            let charged = (turn.wall_us - turn.waited_us).max(turn.cpu_us);
+            // As `exchange` does: the waits (bot + exchange thread) can add up to more than
+            // the wall time, so the difference saturates at zero (then the CPU time counts).
+            let charged = turn.wall_us.saturating_sub(turn.waited_us).max(turn.cpu_us);
             if charged > DEADLINE.as_micros() as u64 || (cfg.fair_clock && turn.wall_us > cap) {
                 out.timeouts += 1;
+                if std::env::var("FAIRNESS_DUMP").is_ok() {
+                    eprintln!(
+                        "timeout: turn {:>2} wall {:>7} waited {:>7} cpu {:>7}",
+                        turn.turn, turn.wall_us, turn.waited_us, turn.cpu_us
+                    );
+                }
             }
             out.bot_turns += 1;
             out.max_wall_ms = out.max_wall_ms.max(turn.wall_us as f64 / 1e3);

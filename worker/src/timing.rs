@@ -93,9 +93,32 @@ impl RunQueueClock {
     pub(crate) fn waited_ns(&self) -> Option<u64> {
         let mut buf = [0u8; 96];
         let n = self.0.read_at(&mut buf, 0).ok()?;
-        let text = std::str::from_utf8(&buf[..n]).ok()?;
-        text.split_ascii_whitespace().nth(1)?.parse().ok()
+        second_field(&buf[..n])
     }
+}
+
+thread_local! {
+    /// This thread's own schedstat, opened once per thread (not once per turn).
+    static MY_RUNQ: Option<RunQueueClock> = RunQueueClock::current_thread();
+}
+
+/// Run-queue wait of the calling thread so far, ns.
+pub(crate) fn current_thread_waited_ns() -> Option<u64> {
+    MY_RUNQ.with(|c| c.as_ref().and_then(|c| c.waited_ns()))
+}
+
+/// The second space-separated decimal field of a schedstat line (`<cpu> <wait> <slices>`).
+fn second_field(text: &[u8]) -> Option<u64> {
+    let mut fields = text
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    let f = fields.nth(1)?;
+    if f.is_empty() || f.len() > 20 || !f.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    f.iter().try_fold(0u64, |acc, d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
 }
 
 #[cfg(test)]
@@ -137,5 +160,13 @@ mod tests {
         let me = std::process::id() as i32;
         assert!(CpuClock::of(me).unwrap().read_ns().is_some());
         assert!(RunQueueClock::of(me).unwrap().waited_ns().is_some());
+        assert!(current_thread_waited_ns().is_some());
+    }
+
+    #[test]
+    fn schedstat_second_field() {
+        assert_eq!(second_field(b"123 456 7\n"), Some(456));
+        assert_eq!(second_field(b"123"), None);
+        assert_eq!(second_field(b"1 x2 3"), None);
     }
 }

@@ -9,9 +9,18 @@ pub struct CoreTokens(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
-    free: Mutex<usize>,
+    free: Mutex<Count>,
     wake: Condvar,
     total: usize,
+}
+
+/// Free tokens, and how many threads wait for one (a token given back wakes a thread only if
+/// one waits: a condvar notification is a futex syscall even when nobody listens, and a token
+/// changes hands twice per bot-turn).
+#[derive(Debug)]
+struct Count {
+    free: usize,
+    waiting: usize,
 }
 
 /// One held token; given back when dropped.
@@ -25,7 +34,10 @@ impl CoreTokens {
     pub fn new(n: usize) -> Self {
         let n = n.max(1);
         CoreTokens(Arc::new(Inner {
-            free: Mutex::new(n),
+            free: Mutex::new(Count {
+                free: n,
+                waiting: 0,
+            }),
             wake: Condvar::new(),
             total: n,
         }))
@@ -47,16 +59,18 @@ impl CoreTokens {
 
     /// How many tokens are free right now (a snapshot, for tests and metrics).
     pub fn available(&self) -> usize {
-        *self.0.free.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.free.lock().unwrap_or_else(|e| e.into_inner()).free
     }
 
     /// Wait until a token is free and take it.
     pub fn acquire(&self) -> CoreToken {
-        let mut free = self.0.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = self.0.wake.wait(free).unwrap_or_else(|e| e.into_inner());
+        let mut count = self.0.free.lock().unwrap_or_else(|e| e.into_inner());
+        while count.free == 0 {
+            count.waiting += 1;
+            count = self.0.wake.wait(count).unwrap_or_else(|e| e.into_inner());
+            count.waiting -= 1;
         }
-        *free -= 1;
+        count.free -= 1;
         CoreToken {
             inner: Arc::clone(&self.0),
         }
@@ -65,9 +79,11 @@ impl CoreTokens {
 
 impl Drop for CoreToken {
     fn drop(&mut self) {
-        let mut free = self.inner.free.lock().unwrap_or_else(|e| e.into_inner());
-        *free += 1;
-        self.inner.wake.notify_one();
+        let mut count = self.inner.free.lock().unwrap_or_else(|e| e.into_inner());
+        count.free += 1;
+        if count.waiting > 0 {
+            self.inner.wake.notify_one();
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use shared::{Fault, FaultKind};
 
 use super::Bot;
-use crate::timing::{RunQueueClock, TurnTiming};
+use crate::timing::{current_thread_waited_ns, TurnTiming};
 
 /// Longest answer line accepted (without the line end).
 pub const MAX_LINE: usize = 256;
@@ -24,32 +24,27 @@ pub const MAX_LINE: usize = 256;
 /// bot's either). Only with the fair clock; otherwise every wait counts as zero.
 pub(super) struct Waits {
     bot0: u64,
-    me: Option<RunQueueClock>,
-    me0: u64,
+    /// The worker thread's own wait at the start (None: no fair clock, or unreadable).
+    me0: Option<u64>,
 }
 
 impl Waits {
     fn start(bot: &Bot) -> Self {
         if !bot.cfg.fair_clock {
-            return Waits {
-                bot0: 0,
-                me: None,
-                me0: 0,
-            };
+            return Waits { bot0: 0, me0: None };
         }
-        let me = RunQueueClock::current_thread();
-        let me0 = me.as_ref().and_then(|c| c.waited_ns()).unwrap_or(0);
         Waits {
             bot0: bot.waited_ns(),
-            me,
-            me0,
+            me0: current_thread_waited_ns(),
         }
     }
 
     /// Nanoseconds of run-queue wait (bot + worker thread) since `start`.
     fn since(&self, bot: &Bot) -> u64 {
-        let Some(me) = &self.me else { return 0 };
-        let mine = me.waited_ns().unwrap_or(self.me0).saturating_sub(self.me0);
+        let Some(me0) = self.me0 else { return 0 };
+        let mine = current_thread_waited_ns()
+            .unwrap_or(me0)
+            .saturating_sub(me0);
         bot.waited_ns().saturating_sub(self.bot0) + mine
     }
 }
@@ -82,23 +77,36 @@ impl Bot {
         let token = self.tokens.acquire();
         let fault = |kind, detail: String| Fault { kind, turn, detail };
 
-        // Anything on stdout now was written before we asked.
+        // Anything on stdout now was written before we asked (one poll of stdout and stderr,
+        // not a read of each: this runs every turn).
         self.pending.clear();
-        self.drain_stderr(turn)?;
-        match self.read_stdout() {
-            Read::Data => {
-                let n = self.pending.len();
-                self.pending.clear();
-                self.drain_stderr(turn)?;
-                return Err(fault(
-                    FaultKind::EarlyOutput,
-                    format!("{n} bytes of output were waiting before turn {turn} was sent"),
-                ));
+        let (out_ready, err_ready) = self.ready_now();
+        if err_ready {
+            self.drain_stderr(turn)?;
+        }
+        if out_ready {
+            match self.read_stdout() {
+                Read::Data => {
+                    let n = self.pending.len();
+                    self.pending.clear();
+                    self.drain_stderr(turn)?;
+                    return Err(fault(
+                        FaultKind::EarlyOutput,
+                        format!("{n} bytes of output were waiting before turn {turn} was sent"),
+                    ));
+                }
+                Read::Eof => return Err(self.death(turn, Duration::from_millis(500))),
+                Read::Nothing => {}
             }
-            Read::Eof => return Err(self.death(turn, Duration::from_millis(500))),
-            Read::Nothing => {}
         }
 
+        // SIGCONT, then the clocks, then (in the loop) the input, in that order: the bot woken
+        // by the signal is usually back asleep in its read by the time the input arrives, and
+        // the pipe write's synchronous wake-up then moves it onto this thread's core, about to
+        // sleep. Reading the clocks before the SIGCONT, or writing the input before it, leaves
+        // the bot where the signal's wake-up placed it (maybe on a core busy with another
+        // match's bot): farm efficiency on CPU-hungry bots measured lower both ways (medians
+        // 93% against 96%, BENCHMARKS.md, issue 15).
         self.resume();
         let t0 = Instant::now();
         let cpu0 = self.cpu_ns();
@@ -126,6 +134,32 @@ impl Bot {
         });
         drop(token);
         result
+    }
+
+    /// Whether stdout / stderr have something to read (or are closed) right now.
+    fn ready_now(&self) -> (bool, bool) {
+        let Some(p) = self.proc_.as_ref() else {
+            return (true, false);
+        };
+        let mut fds = [
+            libc::pollfd {
+                fd: p.stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: p.stderr.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds, no wait.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, 0) };
+        if r < 0 {
+            // Could not tell: look at both, as a read would.
+            return (true, true);
+        }
+        (fds[0].revents != 0, fds[1].revents != 0)
     }
 
     /// The time charged for an answer that arrived `elapsed` into the turn: plain wall time
@@ -271,11 +305,14 @@ impl Bot {
                         self.pending.len() - pos - 1
                     )));
                 }
-                let mut line = std::mem::take(&mut self.pending);
-                line.truncate(pos);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
+                // Copy the line out and keep `pending`'s buffer for the next turn.
+                let end = if pos > 0 && self.pending[pos - 1] == b'\r' {
+                    pos - 1
+                } else {
+                    pos
+                };
+                let line = self.pending[..end].to_vec();
+                self.pending.clear();
                 if line.len() > MAX_LINE {
                     return Err(bad(format!(
                         "answer line of {} bytes (at most {MAX_LINE})",

@@ -61,6 +61,23 @@ fn wait_ready(
     }
 }
 
+/// One wait of at most a tick (and never past the deadline) for `fd` to become readable; what
+/// it found is left to the read that follows.
+fn poll_once(fd: RawFd, deadline: Option<Instant>) {
+    let mut wait = TICK;
+    if let Some(d) = deadline {
+        wait = wait.min(d.saturating_duration_since(Instant::now()));
+    }
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_micros().div_ceil(1000) as i32;
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, ms) };
+}
+
 impl LineReader {
     /// The next line (without LF / CRLF). At most `max` bytes per line.
     pub fn line(
@@ -70,6 +87,7 @@ impl LineReader {
         stop: &AtomicBool,
         max: usize,
     ) -> Result<Vec<u8>, PipeError> {
+        let mut first = true;
         loop {
             if let Some(pos) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
                 let end = self.start + pos;
@@ -90,6 +108,12 @@ impl LineReader {
             if self.start > 0 {
                 self.buf.drain(..self.start);
                 self.start = 0;
+            }
+            if first {
+                // The other side usually has yet to answer (it runs only once we wait): poll
+                // before the read, not after an EAGAIN, which saves a read per message.
+                first = false;
+                poll_once(fd, deadline);
             }
             // Read into spare capacity: no zeroing of 64 KiB per read (this loop is the hot path
             // of every READ PLAYER).
