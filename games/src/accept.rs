@@ -94,7 +94,7 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
         what,
     };
     let seats = |names: Vec<&str>, hashes: Vec<Option<&str>>| -> Result<(), AcceptError> {
-        check_seats(&job.seats, &names, &hashes).map_err(mismatch)
+        seats_differ(&job.seats, &names, &hashes).map_or(Ok(()), |what| Err(mismatch(what)))
     };
     match &job.game {
         GameJob::Bomberman(clock) => {
@@ -113,7 +113,9 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
                 })
                 .collect();
             seats(names, hashes)?;
-            check_clock(clock.as_ref(), replay.clock.as_ref()).map_err(mismatch)?;
+            if let Some(what) = clock_differs(clock.as_ref(), replay.clock.as_ref()) {
+                return Err(mismatch(what));
+            }
             Ok(Accepted::Bomberman(Box::new(replay)))
         }
         GameJob::Qianwang => {
@@ -157,15 +159,16 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
     }
 }
 
-/// The record's seats in order, by name and program hash, are the job's.
-fn check_seats(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> Result<(), String> {
+/// How the record's seats (in order, by name and program hash) differ from the job's, if they
+/// do.
+fn seats_differ(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> Option<String> {
     let want_names: Vec<&str> = want.iter().map(|s| s.name.as_str()).collect();
     if names != want_names.as_slice() {
-        return Err(format!("seats {names:?}, not the job's {want_names:?}"));
+        return Some(format!("seats {names:?}, not the job's {want_names:?}"));
     }
     for (i, (seat, hash)) in want.iter().zip(hashes).enumerate() {
         if !hash.is_some_and(|h| h.eq_ignore_ascii_case(&seat.program.sha256)) {
-            return Err(format!(
+            return Some(format!(
                 "seat {i} ({}) with program {}, not the job's {}",
                 seat.name,
                 hash.unwrap_or("(none)"),
@@ -173,22 +176,22 @@ fn check_seats(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> Re
             ));
         }
     }
-    Ok(())
+    None
 }
 
-/// A bomberman replay was played under the job's clock: a bank leaves its record with the
-/// job's limits, no bank leaves none.
-fn check_clock(job: Option<&BombermanJob>, replay: Option<&bm::ClockRecord>) -> Result<(), String> {
+/// How the clock of a bomberman replay differs from the job's, if it does: a bank leaves its
+/// record with the job's limits, no bank leaves none.
+fn clock_differs(job: Option<&BombermanJob>, replay: Option<&bm::ClockRecord>) -> Option<String> {
     let banked = job.filter(|c| c.time_bank_ms > 0);
     match (banked, replay) {
-        (None, None) => Ok(()),
-        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.time_bank_ms == r.bank_ms => Ok(()),
-        (Some(c), Some(r)) => Err(format!(
+        (None, None) => None,
+        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.time_bank_ms == r.bank_ms => None,
+        (Some(c), Some(r)) => Some(format!(
             "under a clock of {} ms + a {} ms bank, not the job's {} ms + {} ms",
             r.turn_ms, r.bank_ms, c.turn_ms, c.time_bank_ms
         )),
-        (Some(c), None) => Err(format!("without the job's {} ms time bank", c.time_bank_ms)),
-        (None, Some(r)) => Err(format!(
+        (Some(c), None) => Some(format!("without the job's {} ms time bank", c.time_bank_ms)),
+        (None, Some(r)) => Some(format!(
             "with a {} ms time bank the job did not ask for",
             r.bank_ms
         )),

@@ -3,7 +3,7 @@
 //! string-pattern reading of the rule, determinism, termination, and record round trip / verify.
 
 use games::qianwang::{
-    apply, captures_at, judge, legal_moves, verify, Board, EndReason, Fault, Game, MatchRecord,
+    apply, captures_at, judge, legal_moves, verify, Board, EndReason, Forfeit, Game, MatchRecord,
     Move, Outcome, Player, PlyMismatch, RuntimeKind, Side, VerifyError, VERSION,
 };
 use proptest::prelude::*;
@@ -17,7 +17,7 @@ fn playout(start: Game, choices: &[u16], fault_at: Option<usize>) -> Game {
             break;
         }
         if Some(i) == fault_at {
-            g.forfeit(Fault::Runtime(RuntimeKind::Timeout), "test fault")
+            g.forfeit(Forfeit::Runtime(RuntimeKind::Timeout), "test fault")
                 .expect("game running");
             break;
         }

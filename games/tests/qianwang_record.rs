@@ -2,7 +2,7 @@
 //! `verify` on fault endings, truncated records, plies after the end and a wrong version.
 
 use games::qianwang::{
-    verify, EndReason, Fault, Game, MatchRecord, Move, Player, PlyMismatch, RuntimeKind, Side,
+    verify, EndReason, Forfeit, Game, MatchRecord, Move, Player, PlyMismatch, RuntimeKind, Side,
     VerifyError, VERSION,
 };
 
@@ -23,7 +23,7 @@ fn faulted_game() -> Game {
     g.play_with_points(Some(mv([0, 2], [1, 2])), 12).unwrap();
     g.play_with_points(Some(mv([0, 1], [1, 1])), 100).unwrap();
     g.play_with_points(Some(mv([1, 2], [0, 2])), 0).unwrap();
-    g.forfeit(Fault::Illegal, "returned {from:[0,0],to:[0,0]}")
+    g.forfeit(Forfeit::Illegal, "returned {from:[0,0],to:[0,0]}")
         .unwrap();
     g
 }

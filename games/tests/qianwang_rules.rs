@@ -2,8 +2,8 @@
 //! capture example of GUIDE.md, the reading of "exactly three in a row", passes and each ending.
 
 use games::qianwang::{
-    apply, judge, legal_moves, Board, EndReason, Fault, Game, IllegalMove, Move, RuntimeKind, Side,
-    Verdict,
+    apply, judge, legal_moves, Board, EndReason, Forfeit, Game, IllegalMove, Move, RuntimeKind,
+    Side, Verdict,
 };
 
 /// A board from a picture, top row (y = 3) first: `B` black, `R` red, `.` empty.
@@ -423,7 +423,7 @@ fn forfeit_loses_for_the_side_to_move() {
     g.play(Some(mv([0, 2], [1, 2]))).unwrap();
     let o = g
         .forfeit(
-            Fault::Runtime(RuntimeKind::PointsExhausted),
+            Forfeit::Runtime(RuntimeKind::PointsExhausted),
             "apply with 0 points left",
         )
         .unwrap();
@@ -435,7 +435,7 @@ fn forfeit_loses_for_the_side_to_move() {
     assert_eq!(json["reason"], "runtime");
     assert_eq!(json["runtime"], "points_exhausted");
     assert!(
-        g.forfeit(Fault::Illegal, "x").is_err(),
+        g.forfeit(Forfeit::Illegal, "x").is_err(),
         "cannot forfeit an ended game"
     );
 }

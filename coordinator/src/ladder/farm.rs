@@ -141,9 +141,9 @@ pub fn load_training(dir: &Path, code: &CodeFolder) -> Result<Vec<TrainingBot>> 
         .collect()
 }
 
-/// One seat of a game to play: a display name and the code's hash.
+/// Who plays one side of a ladder game: a display name and the code's hash.
 #[derive(Debug, Clone)]
-pub struct Seat {
+pub struct Contender {
     pub name: String,
     pub sha256: String,
 }
@@ -151,8 +151,8 @@ pub struct Seat {
 type Waiter = oneshot::Sender<Result<MatchRecord, FarmError>>;
 
 struct Request {
-    black: Seat,
-    red: Seat,
+    black: Contender,
+    red: Contender,
     seed: u64,
     reply: Waiter,
 }
@@ -227,7 +227,12 @@ impl Farm {
     }
 
     /// Plays one game as a farm job; Err is an infrastructure problem (never a bot's fault).
-    pub async fn play(&self, black: Seat, red: Seat, seed: u64) -> Result<MatchRecord, FarmError> {
+    pub async fn play(
+        &self,
+        black: Contender,
+        red: Contender,
+        seed: u64,
+    ) -> Result<MatchRecord, FarmError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request {
@@ -247,7 +252,7 @@ impl Farm {
 }
 
 fn job(tournament: &str, number: u64, req: &Request) -> Job {
-    let seat = |s: &Seat| SeatSpec {
+    let seat = |s: &Contender| SeatSpec {
         name: s.name.clone(),
         program: ProgramRef {
             sha256: s.sha256.clone(),

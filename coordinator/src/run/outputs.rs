@@ -152,6 +152,24 @@ pub struct Live {
 }
 
 impl Live {
+    /// A scored game as the statistics read it: its seats' names and ranks (points unused).
+    fn game_result(&self, g: &Scored) -> GameResult {
+        GameResult {
+            size: g.size,
+            valid_for_scoring: g.valid,
+            names: g
+                .seats
+                .iter()
+                .map(|&(i, _)| self.interned[i as usize].clone())
+                .collect(),
+            ranks: g.seats.iter().map(|&(_, r)| r).collect(),
+            survival_points: Vec::new(),
+            kill_points: Vec::new(),
+            points: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
     pub fn new(names: Vec<String>, sizes: Vec<i64>, anchor: String) -> Live {
         let sizes: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
         Live {
@@ -214,20 +232,7 @@ impl Live {
             else {
                 return Err(format!("match {n} is not in identity.json's schedule"));
             };
-            games.push(GameResult {
-                size: g.size,
-                valid_for_scoring: g.valid,
-                names: g
-                    .seats
-                    .iter()
-                    .map(|&(i, _)| self.interned[i as usize].clone())
-                    .collect(),
-                ranks: g.seats.iter().map(|&(_, r)| r).collect(),
-                survival_points: Vec::new(),
-                kill_points: Vec::new(),
-                points: Vec::new(),
-                errors: Vec::new(),
-            });
+            games.push(self.game_result(g));
             units.push(map);
         }
         bootstrap::bootstrap(

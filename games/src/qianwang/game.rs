@@ -32,7 +32,7 @@ impl RuntimeKind {
 
 /// A bot fault that loses the game on the spot for the side to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Fault {
+pub enum Forfeit {
     /// Returned a move that is not legal.
     Illegal,
     /// Threw an exception (or its code could not load).
@@ -41,18 +41,18 @@ pub enum Fault {
     Runtime(RuntimeKind),
 }
 
-impl Fault {
+impl Forfeit {
     pub fn reason(self) -> EndReason {
         match self {
-            Fault::Illegal => EndReason::Illegal,
-            Fault::Error => EndReason::Error,
-            Fault::Runtime(_) => EndReason::Runtime,
+            Forfeit::Illegal => EndReason::Illegal,
+            Forfeit::Error => EndReason::Error,
+            Forfeit::Runtime(_) => EndReason::Runtime,
         }
     }
 
     pub fn runtime(self) -> Option<RuntimeKind> {
         match self {
-            Fault::Runtime(k) => Some(k),
+            Forfeit::Runtime(k) => Some(k),
             _ => None,
         }
     }
@@ -260,7 +260,7 @@ impl Game {
     /// that side loses at the current turn. Errors with `GameOver` if the game already ended.
     pub fn forfeit(
         &mut self,
-        fault: Fault,
+        fault: Forfeit,
         detail: impl Into<String>,
     ) -> Result<Outcome, IllegalMove> {
         if self.outcome.is_some() {

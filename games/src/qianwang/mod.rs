@@ -52,7 +52,7 @@
 //! fn material_winner(&Board) -> Option<Side>
 //! enum EndReason { Eliminated, Material, Stalemate, Illegal, Error, Runtime }  // JSON lowercase
 //! enum RuntimeKind { Timeout, PointsExhausted, Memory }  // JSON "timeout"|"points_exhausted"|"memory"
-//! enum Fault { Illegal, Error, Runtime(RuntimeKind) }
+//! enum Forfeit { Illegal, Error, Runtime(RuntimeKind) }
 //! struct Outcome { winner: Option<Side>, reason, runtime: Option<RuntimeKind>, detail: String, turn: u32 }
 //! struct Ply { side, mv: Option<Move> /* JSON "move", null = pass */, captured, points_used: u32 }
 //! struct Game                                      // private fields, accessors:
@@ -61,7 +61,7 @@
 //!   outcome() -> Option<Outcome> / is_over() / legal_moves()
 //!   play(Option<Move>) -> Result<PlyOutcome, IllegalMove>        // PlyOutcome { ply, outcome }
 //!   play_with_points(Option<Move>, points_used) -> Result<PlyOutcome, IllegalMove>
-//!   forfeit(Fault, detail) -> Result<Outcome, IllegalMove>       // side to move loses now
+//!   forfeit(Forfeit, detail) -> Result<Outcome, IllegalMove>       // side to move loses now
 //! struct Player { name, code_sha256 }
 //! struct MatchRecord { version, seed: u64, black: Player, red: Player, plies: Vec<Ply>, outcome }
 //!   to_json() / to_json_pretty() / from_json(&str) -> Result<_, RecordError> / replay() -> Result<Game, VerifyError>
@@ -79,7 +79,7 @@ mod record;
 mod rules;
 
 pub use board::{on_board, Board, Move, Side, INITIAL_BLACK, INITIAL_RED, SIZE};
-pub use game::{Fault, Game, Outcome, Ply, PlyOutcome, RuntimeKind, POINTS_PER_MOVE};
+pub use game::{Forfeit, Game, Outcome, Ply, PlyOutcome, RuntimeKind, POINTS_PER_MOVE};
 pub use record::{summarize, verify, MatchRecord, Player, PlyMismatch, RecordError, VerifyError};
 pub use rules::{
     apply, captures_at, check_move, judge, legal_moves, material_winner, Applied, EndReason,

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use super::{
-    FaultCount, HeadToHead, MatchLine, Page, Seat, FAULT_LINKS, RECENT_MATCHES, TIMELINE_POINTS,
+    FaultCount, HeadToHead, MatchLine, MatchSeat, Page, FAULT_LINKS, RECENT_MATCHES,
+    TIMELINE_POINTS,
 };
 use crate::results::GameResult;
 
@@ -86,7 +87,7 @@ impl PageBuilder {
                 .names
                 .iter()
                 .enumerate()
-                .map(|(i, name)| Seat {
+                .map(|(i, name)| MatchSeat {
                     name: name.clone(),
                     rank: game.ranks.get(i).copied().unwrap_or(0),
                     points: game.points.get(i).copied().unwrap_or(f64::NAN),

@@ -110,11 +110,11 @@ pub struct MatchLine {
     pub number: u64,
     pub size: usize,
     pub valid: bool,
-    pub seats: Vec<Seat>,
+    pub seats: Vec<MatchSeat>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Seat {
+pub struct MatchSeat {
     pub name: String,
     pub rank: i64,
     pub points: f64,

@@ -1,11 +1,11 @@
 //! One JavaScript bot in its own QuickJS runtime: loaded once per match (its globals persist
 //! between its turns), called once per turn with the guide's arguments, under a memory limit and
-//! a wall-clock interrupt; every way the code can fail becomes a [`Fault`] with a detail.
+//! a wall-clock interrupt; every way the code can fail becomes a [`Forfeit`] with a detail.
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use games::qianwang::{Fault, Game, Move, RuntimeKind, Side, POINTS_PER_MOVE};
+use games::qianwang::{Forfeit, Game, Move, RuntimeKind, Side, POINTS_PER_MOVE};
 use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise, Proxy, RegExp, RegExpCompiler, TypedArrays,
 };
@@ -28,7 +28,7 @@ pub(crate) const FILE_NAME: &str = "bot.js";
 /// How a turn went wrong: the fault and a human-readable detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TurnFault {
-    pub fault: Fault,
+    pub fault: Forfeit,
     pub detail: String,
 }
 
@@ -147,7 +147,7 @@ impl JsBot {
                 return Err(turn_fault(&ctx, sh, limit_ms, rquickjs::Error::Exception));
             }
             parsed.map_err(|e| TurnFault {
-                fault: Fault::Illegal,
+                fault: Forfeit::Illegal,
                 detail: format!("malformed move: {}", e.0),
             })
         });
@@ -159,7 +159,7 @@ impl JsBot {
 
 fn error_fault(detail: String) -> TurnFault {
     TurnFault {
-        fault: Fault::Error,
+        fault: Forfeit::Error,
         detail,
     }
 }
@@ -244,7 +244,7 @@ fn find_on_turn<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, Result<String, rqu
 fn turn_fault(ctx: &Ctx<'_>, sh: &Shared, limit_ms: u128, e: rquickjs::Error) -> TurnFault {
     if sh.exhausted.get() {
         return TurnFault {
-            fault: Fault::Runtime(RuntimeKind::PointsExhausted),
+            fault: Forfeit::Runtime(RuntimeKind::PointsExhausted),
             detail: format!(
                 "Rules.apply was called with no thinking points left ({POINTS_PER_MOVE} per move)"
             ),
@@ -252,17 +252,17 @@ fn turn_fault(ctx: &Ctx<'_>, sh: &Shared, limit_ms: u128, e: rquickjs::Error) ->
     }
     if sh.interrupted.get() {
         return TurnFault {
-            fault: Fault::Runtime(RuntimeKind::Timeout),
+            fault: Forfeit::Runtime(RuntimeKind::Timeout),
             detail: format!("onTurn did not return within the {limit_ms} ms move limit"),
         };
     }
     match thrown(ctx, sh, e) {
         Thrown::Memory(d) => TurnFault {
-            fault: Fault::Runtime(RuntimeKind::Memory),
+            fault: Forfeit::Runtime(RuntimeKind::Memory),
             detail: d,
         },
         Thrown::Value(d) => TurnFault {
-            fault: Fault::Error,
+            fault: Forfeit::Error,
             detail: format!("onTurn threw {d}"),
         },
     }

@@ -53,7 +53,7 @@ mod bot;
 mod convert;
 mod play;
 
-use games::qianwang::{Fault, RuntimeKind, Side};
+use games::qianwang::{Forfeit, RuntimeKind, Side};
 use thiserror::Error;
 
 pub use play::{play_entrants, play_match, try_play_entrants, Entrant, HostFailure};
@@ -143,11 +143,11 @@ impl LoadError {
     }
 
     /// The fault a load failure is in a match (it loses at the bot's first turn).
-    pub fn fault(&self) -> Fault {
+    pub fn fault(&self) -> Forfeit {
         match self {
-            LoadError::Timeout { .. } => Fault::Runtime(RuntimeKind::Timeout),
-            LoadError::Memory { .. } => Fault::Runtime(RuntimeKind::Memory),
-            _ => Fault::Error,
+            LoadError::Timeout { .. } => Forfeit::Runtime(RuntimeKind::Timeout),
+            LoadError::Memory { .. } => Forfeit::Runtime(RuntimeKind::Memory),
+            _ => Forfeit::Error,
         }
     }
 }
@@ -198,42 +198,42 @@ mod tests {
     /// Every load failure: the fault it is in a match, and whether the host is to blame.
     #[test]
     fn load_errors_are_the_bots_except_an_engine_that_cannot_start() {
-        let table: Vec<(LoadError, Fault, bool)> = vec![
+        let table: Vec<(LoadError, Forfeit, bool)> = vec![
             (
                 LoadError::Syntax {
                     line: Some(1),
                     column: None,
                     message: "x".into(),
                 },
-                Fault::Error,
+                Forfeit::Error,
                 false,
             ),
             (
                 LoadError::Threw {
                     message: "x".into(),
                 },
-                Fault::Error,
+                Forfeit::Error,
                 false,
             ),
             (
                 LoadError::NoOnTurn { found: "x".into() },
-                Fault::Error,
+                Forfeit::Error,
                 false,
             ),
             (
                 LoadError::Timeout { ms: 1 },
-                Fault::Runtime(RuntimeKind::Timeout),
+                Forfeit::Runtime(RuntimeKind::Timeout),
                 false,
             ),
             (
                 LoadError::Memory { limit_bytes: 1 },
-                Fault::Runtime(RuntimeKind::Memory),
+                Forfeit::Runtime(RuntimeKind::Memory),
                 false,
             ),
-            (LoadError::NulByte { offset: 0 }, Fault::Error, false),
-            (LoadError::NotUtf8("x".into()), Fault::Error, false),
-            (LoadError::Engine("x".into()), Fault::Error, false),
-            (LoadError::EngineStart("x".into()), Fault::Error, true),
+            (LoadError::NulByte { offset: 0 }, Forfeit::Error, false),
+            (LoadError::NotUtf8("x".into()), Forfeit::Error, false),
+            (LoadError::Engine("x".into()), Forfeit::Error, false),
+            (LoadError::EngineStart("x".into()), Forfeit::Error, true),
         ];
         for (e, fault, host) in table {
             assert_eq!((e.fault(), e.is_host()), (fault, host), "{e:?}");

@@ -2,7 +2,7 @@
 //! asked (and loaded first, on its first turn); any fault ends the match through
 //! `Game::forfeit`, so the record always re-plays with `games::qianwang::verify`.
 
-use games::qianwang::{self as qw, Fault, Game, MatchRecord, Player, Side};
+use games::qianwang::{self as qw, Forfeit, Game, MatchRecord, Player, Side};
 
 use super::bot::JsBot;
 use super::{in_match_thread, BotSource, Limits, LoadError};
@@ -122,7 +122,7 @@ fn run(
             Err(f) => forfeit(&mut game, f.fault, f.detail),
             Ok((mv, points)) if legal.contains(&mv) => {
                 if let Err(e) = game.play_with_points(Some(mv), points) {
-                    forfeit(&mut game, Fault::Illegal, e.to_string());
+                    forfeit(&mut game, Forfeit::Illegal, e.to_string());
                 }
             }
             Ok((mv, _)) => {
@@ -130,7 +130,7 @@ fn run(
                     Err(e) => e.to_string(),
                     Ok(()) => format!("{side}: move {mv} is not among the legal moves"),
                 };
-                forfeit(&mut game, Fault::Illegal, format!("illegal move: {why}"));
+                forfeit(&mut game, Forfeit::Illegal, format!("illegal move: {why}"));
             }
         }
     }
@@ -139,7 +139,7 @@ fn run(
         None => {
             // Only reachable if the engine refused its own pass (logged above).
             host_failure = Some("the referee could not continue its own game".into());
-            let fault = Fault::Error;
+            let fault = Forfeit::Error;
             forfeit(
                 &mut game,
                 fault,
@@ -178,10 +178,10 @@ fn load(
     side: Side,
     seed: u64,
     limits: &Limits,
-) -> Result<JsBot, (Fault, String, bool)> {
+) -> Result<JsBot, (Forfeit, String, bool)> {
     let code = e.code.as_ref().map_err(|why| {
         (
-            Fault::Error,
+            Forfeit::Error,
             format!("the program cannot be loaded: {why}"),
             false,
         )
@@ -195,7 +195,7 @@ fn load(
     })
 }
 
-fn forfeit(game: &mut Game, fault: Fault, detail: String) {
+fn forfeit(game: &mut Game, fault: Forfeit, detail: String) {
     if let Err(e) = game.forfeit(fault, detail) {
         tracing::error!("qianwang: forfeit on a finished game: {e}");
     }

@@ -12,7 +12,7 @@ use super::{colour, random_hex, reason_str, result_str, tier_json, Ladder, SCORE
 use crate::ladder::db::{now_ms, pair_key, ChallengeWrite, MatchRow, PlayerRow};
 use crate::ladder::elo;
 use crate::ladder::error::ApiError;
-use crate::ladder::farm::Seat;
+use crate::ladder::farm::Contender;
 use crate::ladder::metrics;
 
 impl Ladder {
@@ -47,7 +47,7 @@ impl Ladder {
         })?;
         self.materialize(&my_sha).await?;
         self.materialize(&their_sha).await?;
-        let seat = |p: &PlayerRow, sha: &str| Seat {
+        let seat = |p: &PlayerRow, sha: &str| Contender {
             name: p.name.clone(),
             sha256: sha.to_string(),
         };

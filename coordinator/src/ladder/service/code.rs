@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::{colour, is_fault, reason_str, result_str, Ladder, SMOKE_SEED_BASE};
 use crate::ladder::db::PlayerRow;
 use crate::ladder::error::ApiError;
-use crate::ladder::farm::{self, Seat};
+use crate::ladder::farm::{self, Contender};
 use crate::ladder::metrics;
 
 impl Ladder {
@@ -35,11 +35,11 @@ impl Ladder {
         for (i, t) in self.training.iter().enumerate() {
             for (c, side) in [Side::Black, Side::Red].into_iter().enumerate() {
                 let seed = SMOKE_SEED_BASE + (2 * i + c) as u64;
-                let me = Seat {
+                let me = Contender {
                     name: p.name.clone(),
                     sha256: sha.clone(),
                 };
-                let them = Seat {
+                let them = Contender {
                     name: format!("training/{}", t.name),
                     sha256: t.sha256.clone(),
                 };

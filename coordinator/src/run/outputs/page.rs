@@ -218,21 +218,7 @@ impl Live {
         let done = |n: u64| self.games.contains_key(&n) || failed.contains(&n);
         let score = |n: u64| {
             let g = self.games.get(&n)?;
-            let game = GameResult {
-                size: g.size,
-                valid_for_scoring: g.valid,
-                names: g
-                    .seats
-                    .iter()
-                    .map(|&(i, _)| self.interned[i as usize].clone())
-                    .collect(),
-                ranks: g.seats.iter().map(|&(_, r)| r).collect(),
-                survival_points: Vec::new(),
-                kill_points: Vec::new(),
-                points: Vec::new(),
-                errors: Vec::new(),
-            };
-            game_score(&game, new)
+            game_score(&self.game_result(g), new)
         };
         let mut run = SprtRun::new(test, max_pairs);
         let mut k = 1;
