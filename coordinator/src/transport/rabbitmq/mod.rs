@@ -13,6 +13,7 @@
 //! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.
 
 mod readers;
+mod upkeep;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -28,11 +29,12 @@ use tokio::sync::mpsc;
 use shared::codec::{self, FarmKey};
 use shared::msg::{Job, JobFailure, JobReport};
 
-use super::watch::{self, Verdict, Watch};
+use super::watch::Watch;
 use super::{Delivery, Transport};
 use crate::broker::store::Store;
 use crate::broker::{backoff, connect, persistent, Names};
 use readers::{read_dead, read_results};
+use upkeep::owner_token;
 
 const TAG_BITS: u32 = 48;
 const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
@@ -150,44 +152,6 @@ impl RabbitMq {
 
     pub fn names(&self) -> &Names {
         &self.names
-    }
-
-    /// Take the tournament's ownership lease, waiting out the lease of a coordinator that was
-    /// killed (it expires within [`OWNER_TTL`]); refuse when another one keeps renewing it.
-    async fn take_ownership(&mut self) -> Result<()> {
-        let started = Instant::now();
-        let mut told = false;
-        loop {
-            let other = self
-                .spec
-                .store
-                .claim_owner(&self.spec.tournament, &self.owner, OWNER_TTL)
-                .await
-                .context("taking the tournament's lease in Redis")?;
-            let Some(other) = other else { return Ok(()) };
-            if holder_is_dead(&other) {
-                tracing::info!(holder = %other, "taking over from a coordinator that is gone");
-                self.spec
-                    .store
-                    .release_owner(&self.spec.tournament, &other)
-                    .await?;
-                continue;
-            }
-            if started.elapsed() > OWNER_TTL * 2 {
-                anyhow::bail!(
-                    "another coordinator ({other}) is running tournament {} (same bots, schedule and referee) on this broker and Redis; stop it first, or give this run other bots, seeds or --seed",
-                    self.spec.tournament
-                );
-            }
-            if !told {
-                eprintln!(
-                    "waiting for the lease of coordinator {other} on this tournament to expire (at most {} s)",
-                    OWNER_TTL.as_secs() * 2
-                );
-                told = true;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
     }
 
     async fn open(&mut self) -> Result<()> {
@@ -383,156 +347,6 @@ impl RabbitMq {
         }
     }
 
-    /// Keep Redis whole (lease renewed, tournament announced, artifacts present), publish lost
-    /// jobs again, and show the workers.
-    async fn housekeeping(&mut self) -> Result<()> {
-        self.last_house = Instant::now();
-        match self
-            .spec
-            .store
-            .claim_owner(&self.spec.tournament, &self.owner, OWNER_TTL)
-            .await
-        {
-            Ok(None) => {}
-            Ok(Some(other)) => anyhow::bail!(
-                "coordinator {other} took over tournament {}; this one stops",
-                self.spec.tournament
-            ),
-            Err(e) => {
-                tracing::warn!("Redis: {e:#}");
-                return Ok(());
-            }
-        }
-        if let Err(e) = self.spec.store.register(&self.spec.tournament).await {
-            tracing::warn!("Redis: {e:#}");
-            return Ok(());
-        }
-        self.watch_lost().await?;
-        let overwrite = std::mem::take(&mut self.reupload);
-        for (sha, path) in &self.spec.artifacts {
-            let present = !overwrite && self.spec.store.has_artifact(sha).await.unwrap_or(false);
-            if present {
-                continue;
-            }
-            match std::fs::read(path) {
-                Ok(bytes) if shared::manifest::sha256_hex(&bytes) == *sha => {
-                    match self.spec.store.put_artifact(sha, &bytes, true).await {
-                        Ok(_) => {
-                            tracing::info!(file = %path.display(), "uploaded an artifact again")
-                        }
-                        Err(e) => tracing::warn!("Redis: {e:#}"),
-                    }
-                }
-                Ok(_) => {
-                    tracing::error!(file = %path.display(), "changed on disk since the run started; not uploaded")
-                }
-                Err(e) => tracing::error!(file = %path.display(), "cannot read: {e}"),
-            }
-        }
-        if self.last_view.elapsed() >= self.spec.view_every {
-            self.last_view = Instant::now();
-            eprintln!("{}", self.view().await);
-        }
-        Ok(())
-    }
-
-    /// Publish again the jobs that no live worker holds while the queue is empty (see
-    /// [`watch`]); report failed the ones lost too often. Skipped while Redis or the broker
-    /// cannot be asked (nothing is concluded from missing information).
-    async fn watch_lost(&mut self) -> Result<()> {
-        if self.unanswered.is_empty() {
-            return Ok(());
-        }
-        let Some(link) = &self.link else {
-            return Ok(());
-        };
-        let queued = match link
-            .ch
-            .queue_declare(
-                &self.names.jobs,
-                QueueDeclareOptions {
-                    passive: true,
-                    ..Default::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-        {
-            Ok(q) => q.message_count(),
-            Err(e) => {
-                tracing::debug!("jobs queue depth: {e}");
-                return Ok(());
-            }
-        };
-        let workers = match self.spec.store.workers().await {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::warn!("Redis: {e:#}");
-                return Ok(());
-            }
-        };
-        let held = watch::held_numbers(
-            &self.spec.tournament,
-            workers
-                .iter()
-                .flat_map(|w| w.current.iter().map(|s| s.as_str())),
-        );
-        let verdicts = self.watch.observe(
-            Instant::now(),
-            self.unanswered.keys().copied(),
-            &held,
-            queued,
-        );
-        for v in verdicts {
-            match v {
-                Verdict::Republish { number, losses } => {
-                    let Some(job) = self.unanswered.get(&number).cloned() else {
-                        continue;
-                    };
-                    tracing::warn!(
-                        number,
-                        losses,
-                        "match lost with its worker (no live worker holds it, the queue is empty); publishing it again"
-                    );
-                    crate::metrics::global().retried.inc();
-                    if let Err(e) = self
-                        .spec
-                        .store
-                        .undo_done(&self.spec.tournament, number)
-                        .await
-                    {
-                        tracing::warn!("Redis: {e:#}");
-                    }
-                    self.send(&job).await?;
-                }
-                Verdict::Fail { number, losses } => {
-                    let reason = format!(
-                        "lost {losses} times: every worker that took it died or vanished before its result arrived"
-                    );
-                    tracing::error!(number, "{reason}");
-                    let _ = self.tx.try_send(Event::Lost { number, reason });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// "cluster: 2 live workers (...); 12 jobs in flight".
-    pub async fn view(&self) -> String {
-        let workers = self.spec.store.workers().await.unwrap_or_default();
-        crate::metrics::global().workers.set(workers.len() as i64);
-        let list: Vec<String> = workers
-            .iter()
-            .map(|w| format!("{}@{} {}/{} busy", w.id, w.host, w.current.len(), w.slots))
-            .collect();
-        format!(
-            "cluster: {} live workers [{}]; {} matches in flight",
-            workers.len(),
-            list.join(", "),
-            self.unanswered.len()
-        )
-    }
-
     /// Delete the tournament's queues and Redis bookkeeping (after the run is complete).
     pub async fn cleanup(&mut self) -> Result<()> {
         self.spec.store.forget(&self.spec.tournament).await?;
@@ -628,32 +442,5 @@ impl Transport for RabbitMq {
             crate::broker::redact(&self.spec.broker),
             self.names.jobs
         )
-    }
-}
-
-/// Who holds a tournament: `host:pid:random`, unique per coordinator process.
-fn owner_token() -> String {
-    format!(
-        "{}:{}:{:016x}",
-        crate::broker::hostname(),
-        std::process::id(),
-        rand::random::<u64>()
-    )
-}
-
-/// True when `holder` was a coordinator on this host that is certainly gone: its pid is ours
-/// (an earlier incarnation in the same container) or no longer exists.
-fn holder_is_dead(holder: &str) -> bool {
-    let mut parts = holder.rsplitn(3, ':');
-    let (Some(_token), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
-        return false;
-    };
-    if host != crate::broker::hostname() {
-        return false;
-    }
-    match pid.parse::<u32>() {
-        Ok(p) if p == std::process::id() => true,
-        Ok(p) => !std::path::Path::new(&format!("/proc/{p}")).exists(),
-        Err(_) => false,
     }
 }
