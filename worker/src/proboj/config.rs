@@ -223,38 +223,51 @@ pub fn load_games(path: &Path, config: &Config) -> Result<Vec<Game>, ConfigError
     Ok(games)
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+/// A player name the runner cannot use (it names folders and log files).
+#[derive(Debug, Error)]
+#[error("a player name must be non-empty, without spaces or `/`, and not start with `__`")]
+struct BadName;
+
+fn check_name(name: &str) -> Result<(), BadName> {
     if name.is_empty()
         || name.starts_with("__")
         || name
             .chars()
             .any(|c| c.is_whitespace() || c == '/' || c == '\0')
     {
-        return Err(
-            "a player name must be non-empty, without spaces or `/`, and not start with `__`"
-                .into(),
-        );
+        return Err(BadName);
     }
     Ok(())
+}
+
+/// Why a command line cannot be run.
+#[derive(Debug, Error)]
+pub enum CommandError {
+    #[error("cannot split {0:?}")]
+    Split(String),
+    #[error("the command is empty")]
+    Empty,
+    #[error("program {} does not exist", .0.display())]
+    Missing(PathBuf),
+    #[error("program {0:?} is not in PATH")]
+    NotInPath(String),
 }
 
 /// Split `command` like a shell and resolve it: a program with a `/` resolves against
 /// `start_dir`, a bare name is searched in PATH; arguments that name existing files relative to
 /// `start_dir` become absolute (so `python3 players/p.py` works from the game folder), and
 /// their folders become readable.
-pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, String> {
-    let words = shlex::split(command).ok_or_else(|| format!("cannot split {command:?}"))?;
-    let (first, rest) = words
-        .split_first()
-        .ok_or_else(|| "the command is empty".to_owned())?;
+pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, CommandError> {
+    let words = shlex::split(command).ok_or_else(|| CommandError::Split(command.to_string()))?;
+    let (first, rest) = words.split_first().ok_or(CommandError::Empty)?;
     let program = if first.contains('/') {
         let p = start_dir.join(first);
         if !p.is_file() {
-            return Err(format!("program {} does not exist", p.display()));
+            return Err(CommandError::Missing(p));
         }
         p
     } else {
-        which(first).ok_or_else(|| format!("program {first:?} is not in PATH"))?
+        which(first).ok_or_else(|| CommandError::NotInPath(first.clone()))?
     };
     let program = std::fs::canonicalize(&program).unwrap_or(program);
     let mut folders: Vec<PathBuf> = super::process::own_folder(&program).into_iter().collect();

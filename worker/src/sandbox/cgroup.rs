@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{HostSupport, Limits};
+use super::{HostError, HostSupport, Limits};
 
 #[derive(Debug)]
 pub(crate) struct BotCgroups {
@@ -31,11 +31,11 @@ impl BotCgroups {
         name: &str,
         limits: &Limits,
         cpu_weight: u64,
-    ) -> Result<Self, String> {
-        let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>, String> {
+    ) -> Result<Self, HostError> {
+        let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>, HostError> {
             let Some(root) = root else { return Ok(None) };
             let dir = root.join("matchfarm").join(name);
-            std::fs::create_dir_all(&dir).map_err(|e| format!("cgroup {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| HostError::io("cgroup", &dir, e))?;
             Ok(Some(dir))
         };
         let mut cg = BotCgroups {
@@ -71,7 +71,7 @@ impl BotCgroups {
             let f = OpenOptions::new()
                 .write(true)
                 .open(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| HostError::io("cgroup file", &path, e))?;
             cg.procs.push(f);
         }
         Ok(cg)
@@ -196,7 +196,7 @@ impl BotCgroups {
 /// Move the worker process into the `matchfarm` cpu group with `cpu_weight` shares: bots and
 /// the worker threads that time them are scheduled ahead of background load, and the worker
 /// (1024 per thread) ahead of its bots (256 each).
-pub(crate) fn join_worker_group(host: &HostSupport, cpu_weight: u64) -> Result<(), String> {
+pub(crate) fn join_worker_group(host: &HostSupport, cpu_weight: u64) -> Result<(), HostError> {
     let Some(root) = &host.cg_cpu else {
         return Ok(());
     };
@@ -204,7 +204,7 @@ pub(crate) fn join_worker_group(host: &HostSupport, cpu_weight: u64) -> Result<(
         return Ok(());
     }
     let group = root.join("matchfarm");
-    std::fs::create_dir_all(&group).map_err(|e| format!("cgroup {}: {e}", group.display()))?;
+    std::fs::create_dir_all(&group).map_err(|e| HostError::io("cgroup", &group, e))?;
     write(&group.join("cpu.shares"), &cpu_weight.to_string())?;
     write(&group.join("cgroup.procs"), &std::process::id().to_string())
 }
@@ -253,8 +253,8 @@ pub(crate) fn sweep_stale(host: &HostSupport) -> usize {
     swept
 }
 
-fn write(path: &Path, value: &str) -> Result<(), String> {
-    std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
+fn write(path: &Path, value: &str) -> Result<(), HostError> {
+    std::fs::write(path, value).map_err(|e| HostError::io("cgroup file", path, e))
 }
 
 fn read_u64(path: &Path) -> Option<u64> {

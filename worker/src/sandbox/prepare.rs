@@ -161,10 +161,7 @@ fn prepare_and_launch(
     };
 
     if full {
-        res.cgroups = Some(
-            BotCgroups::create(host, &id, &spec.limits, cfg.cpu_weight)
-                .map_err(HostError::Setup)?,
-        );
+        res.cgroups = Some(BotCgroups::create(host, &id, &spec.limits, cfg.cpu_weight)?);
     }
 
     let cstr = |s: &[u8], what: &str| {
