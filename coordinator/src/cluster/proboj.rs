@@ -107,11 +107,11 @@ pub async fn run_games(
     }
     let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
     while flights.in_flight() > 0 && !stop.is_set() {
-        let batch =
-            match tokio::time::timeout(Duration::from_millis(500), flights.next_batch()).await {
-                Err(_) => continue,
-                Ok(r) => r?.context("no worker can answer any more")?,
-            };
+        // next_batch is cancel-safe: a stop while waiting loses no report.
+        let batch = tokio::select! {
+            r = flights.next_batch() => r?.context("no worker can answer any more")?,
+            _ = stop.wait() => break,
+        };
         for a in batch {
             let n = a.job.number;
             let game = &games[n as usize - 1];
