@@ -4,7 +4,7 @@
 //! duplicates are dropped (and acknowledged) here, once, for every use. What a use does with a
 //! result is its sink, the code around [`Dispatcher::next_batch`]: the tournament's checkpoint
 //! log (`run::execute`), the ladder's waiters (`ladder::farm`), proboj's game folders
-//! (`cluster::proboj`).
+//! (`proboj`, on this machine and on the cluster).
 
 use std::collections::HashMap;
 

@@ -15,6 +15,7 @@ pub mod fsio;
 pub mod ladder;
 pub mod logging;
 pub mod metrics;
+pub mod proboj;
 pub mod progress;
 pub mod replay_file;
 pub mod roster;

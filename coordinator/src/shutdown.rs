@@ -74,6 +74,11 @@ impl Shutdown {
         &self.flag
     }
 
+    /// The same flag, shared, for code that outlives a borrow (a blocking task of its own).
+    pub fn shared_flag(&self) -> Arc<AtomicBool> {
+        self.flag.clone()
+    }
+
     /// Wait until the shutdown is requested (at once if it already was).
     pub async fn wait(&self) {
         let mut rx = self.tx.subscribe();

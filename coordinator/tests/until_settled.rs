@@ -1,7 +1,8 @@
 //! `farm run --until-settled` end to end on the four bundled bots (one copy each): it stops
 //! early at a unit boundary, results.json is a prefix of the full run's, the ranking is the
-//! full run's, the stop is explained, a resume of the stopped run plays nothing and decides the
-//! same, and the flag is part of the run's identity.
+//! full run's (played in the same `--order rounds`), the stop is explained, a resume of the
+//! stopped run plays nothing and decides the same, and the flag and the order are part of the
+//! run's identity.
 
 mod common;
 
@@ -17,8 +18,10 @@ const BOTS: [&str; 4] = [
     "Random=bots/bomberman/random.cpp",
 ];
 
-/// 4-player maps first (every bot in every unit), then the 2-player pairs: 8 × 8 + 8 × 12 =
-/// 160 matches.
+/// 8 4-player maps (every bot in every unit, 8 matches each) and 8 × 6 2-player pairs (2 matches
+/// each): 8 × 8 + 8 × 12 = 160 matches. In `--order reference` the 4-player maps come first; in
+/// `--order rounds` (the default with --until-settled) round k is the k-th 4-player map and
+/// then the k-th map of each of the six pairs.
 fn args(out: &Path, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = vec!["run".into(), "--bots".into()];
     a.extend(BOTS.iter().map(|s| s.to_string()));
@@ -77,7 +80,7 @@ fn unit_key(schedule: &Value, i: usize) -> (Value, Value, Vec<String>) {
 fn stops_at_a_unit_boundary_with_the_full_runs_ranking() {
     let tmp = tempfile::tempdir().unwrap();
     let full = tmp.path().join("full");
-    let (code, out, err) = run(farm().args(args(&full, &[])));
+    let (code, out, err) = run(farm().args(args(&full, &["--order", "rounds"])));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(
         !full.join("stopped.json").exists(),
@@ -160,6 +163,8 @@ fn max_matches_stops_at_the_last_whole_unit_within_it() {
     let (code, out, err) = run(farm().args(args(
         &out_dir,
         &[
+            "--order",
+            "reference",
             "--until-settled",
             "--confidence",
             "0.999",
@@ -188,4 +193,84 @@ fn max_matches_stops_at_the_last_whole_unit_within_it() {
         err.contains("smaller than the schedule's first unit"),
         "{err}"
     );
+}
+
+/// (size, seed, sorted seats) of every entry of a schedule.json.
+fn keys(schedule: &Value) -> Vec<(Value, Value, Vec<String>)> {
+    (0..schedule["entries"].as_array().unwrap().len())
+        .map(|i| unit_key(schedule, i))
+        .collect()
+}
+
+#[test]
+fn rounds_play_the_same_matches_with_every_size_in_the_first_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (reference, rounds) = (tmp.path().join("reference"), tmp.path().join("rounds"));
+    for (dir, extra) in [
+        (&reference, vec!["--plan-only"]),
+        (&rounds, vec!["--plan-only", "--until-settled"]),
+    ] {
+        let (code, out, err) = run(farm().args(args(dir, &extra)));
+        assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    }
+    let (a, b) = (
+        json(&reference.join("schedule.json")),
+        json(&rounds.join("schedule.json")),
+    );
+    assert_eq!(a["schedule_seed"], b["schedule_seed"]);
+    let (ka, kb) = (keys(&a), keys(&b));
+    assert_ne!(ka, kb, "--until-settled plays in rounds by default");
+    let sorted = |e: &Value| {
+        let mut v: Vec<String> = e["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(&a),
+        sorted(&b),
+        "the same 160 matches, seats and all"
+    );
+    // Round 0: the first 4-player map (8 matches), then the first map of each of the 6 pairs.
+    let sizes: Vec<u64> = (0..20)
+        .map(|i| b["entries"][i]["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sizes,
+        [[4u64; 8].as_slice(), [2u64; 12].as_slice()].concat()
+    );
+    assert_eq!(kb[0], ka[0], "the first map of the first size leads both");
+    assert_eq!(kb[8], ka[64], "then the first pair on its first map");
+    // The order is part of the identity: resuming a rounds folder in the reference order is
+    // refused and names what differs.
+    let (code, _, err) = run(farm().args(args(
+        &rounds,
+        &[
+            "--plan-only",
+            "--until-settled",
+            "--order",
+            "reference",
+            "--resume",
+        ],
+    )));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("resume rejected") && err.contains("schedule"),
+        "{err}"
+    );
+    // --order is for expanded schedules only.
+    let (code, _, err) = run(farm().args([
+        "run",
+        "--formal",
+        "--order",
+        "rounds",
+        "--output",
+        &tmp.path().join("formal").display().to_string(),
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--order"), "{err}");
 }

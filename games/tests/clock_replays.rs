@@ -72,7 +72,7 @@ fn doctor(rp: &Replay, f: impl FnOnce(&mut Value)) -> String {
 
 fn clock_error(json: &str) -> String {
     match verify(json) {
-        Err(e @ VerifyError::Clock { .. }) => e.to_string(),
+        Err(e @ (VerifyError::Clock { .. } | VerifyError::Bank(_))) => e.to_string(),
         other => panic!("expected a clock error, got {other:?}"),
     }
 }

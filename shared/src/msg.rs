@@ -162,6 +162,8 @@ impl std::fmt::Display for JobFailure {
     }
 }
 
+impl std::error::Error for JobFailure {}
+
 /// What a worker sends back for a job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobReport {

@@ -185,8 +185,8 @@ impl Tally {
 /// bootstrap's 95% interval, its width and the Wald interval's width, or why there is none.
 /// `stale` = `Some((used, done))` when the intervals were computed on the first `used` of the
 /// `done` results so far (a live report recomputes them only every few seconds).
-pub fn bootstrap_section(
-    result: &Result<BootstrapFit, String>,
+pub fn bootstrap_section<E: std::fmt::Display>(
+    result: &Result<BootstrapFit, E>,
     stale: Option<(u64, u64)>,
 ) -> String {
     let mut out = String::from("\n## 配对自助法区间（按地图重抽样）\n\n");

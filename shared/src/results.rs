@@ -27,6 +27,23 @@ pub struct GameResult {
     pub errors: Vec<i64>,
 }
 
+/// A [`GameResult`] whose per-seat lists do not match its size.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ShapeError {
+    #[error("size {size} but {names} names and {ranks} ranks")]
+    Seats {
+        size: usize,
+        names: usize,
+        ranks: usize,
+    },
+    #[error("size {size} but {len} entries in `{what}`")]
+    List {
+        size: usize,
+        len: usize,
+        what: &'static str,
+    },
+}
+
 /// A `results.json` row that cannot be read as a scored match.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("result row {row}: {why}")]
@@ -52,19 +69,19 @@ impl GameResult {
         let mut game: GameResult = serde_json::from_value(with_size(result, size))
             .map_err(|e| err(format!("`result` is malformed: {e}")))?;
         game.size = size;
-        game.check().map_err(err)?;
+        game.check().map_err(|e| err(e.to_string()))?;
         Ok(game)
     }
 
     /// Checks that every per-seat list has `size` entries (optional lists may be empty).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ShapeError> {
         let n = self.size;
         if self.names.len() != n || self.ranks.len() != n {
-            return Err(format!(
-                "size {n} but {} names and {} ranks",
-                self.names.len(),
-                self.ranks.len()
-            ));
+            return Err(ShapeError::Seats {
+                size: n,
+                names: self.names.len(),
+                ranks: self.ranks.len(),
+            });
         }
         for (what, len) in [
             ("survival_points", self.survival_points.len()),
@@ -73,7 +90,7 @@ impl GameResult {
             ("errors", self.errors.len()),
         ] {
             if len != n && len != 0 {
-                return Err(format!("size {n} but {len} entries in `{what}`"));
+                return Err(ShapeError::List { size: n, len, what });
             }
         }
         Ok(())

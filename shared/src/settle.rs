@@ -54,6 +54,52 @@ pub fn unit_ends(schedule: &[ScheduleEntry]) -> Vec<bool> {
         .collect()
 }
 
+/// The schedule's whole units regrouped into *rounds*, the play order that lets a tournament
+/// settle early (`farm run --order rounds`). Round `k` holds, for each size in the order the
+/// schedule first names it, every unit on that size's `k`-th map seed (maps counted in order of
+/// first appearance), in their schedule order. With [`crate::schedule::make_schedule`]'s
+/// layout (size by size, then seat group by seat group, then map by map) round `k` is a whole
+/// round-robin of every seat group of every size on fresh maps, so the ranking that bt.json
+/// judges can be fitted after the first round instead of after the whole first size. A
+/// permutation of whole units: the matches and each map's seat rotations are those of the
+/// schedule given.
+pub fn in_rounds(schedule: &[ScheduleEntry]) -> Vec<ScheduleEntry> {
+    let ids = unit_ids(schedule);
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut seeds: Vec<Vec<u64>> = Vec::new();
+    // (round, size rank, first entry, end) of every unit, in schedule order.
+    let mut units: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut start = 0;
+    for i in 0..schedule.len() {
+        if i + 1 < schedule.len() && ids[i + 1] == ids[i] {
+            continue;
+        }
+        let e = &schedule[start];
+        let rank = match sizes.iter().position(|&s| s == e.size) {
+            Some(r) => r,
+            None => {
+                sizes.push(e.size);
+                seeds.push(Vec::new());
+                sizes.len() - 1
+            }
+        };
+        let round = match seeds[rank].iter().position(|&s| s == e.seed) {
+            Some(k) => k,
+            None => {
+                seeds[rank].push(e.seed);
+                seeds[rank].len() - 1
+            }
+        };
+        units.push((round, rank, start, i + 1));
+        start = i + 1;
+    }
+    units.sort_by_key(|&(round, rank, _, _)| (round, rank)); // stable: schedule order within
+    units
+        .iter()
+        .flat_map(|&(_, _, from, to)| schedule[from..to].iter().cloned())
+        .collect()
+}
+
 /// How firmly one adjacent pair of the ranking is ordered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Separation {
@@ -248,5 +294,55 @@ mod tests {
         assert_eq!(unit_ids(&s), [0, 0, 1, 1, 2, 3, 3]);
         assert_eq!(unit_ends(&s), [false, true, false, true, true, false, true]);
         assert!(unit_ids(&[]).is_empty());
+    }
+
+    #[test]
+    fn rounds_take_the_kth_map_of_every_size_and_keep_units_whole() {
+        // make_schedule's layout: size 3 (one group, maps 7 and 8), then size 2 (groups
+        // {0,1} and {0,2}, maps 5 and 6).
+        let s = [
+            e(3, 7, &[0, 1, 2]),
+            e(3, 7, &[1, 2, 0]),
+            e(3, 8, &[0, 1, 2]),
+            e(3, 8, &[1, 2, 0]),
+            e(2, 5, &[0, 1]),
+            e(2, 5, &[1, 0]),
+            e(2, 6, &[0, 1]),
+            e(2, 6, &[1, 0]),
+            e(2, 5, &[0, 2]),
+            e(2, 5, &[2, 0]),
+            e(2, 6, &[0, 2]),
+            e(2, 6, &[2, 0]),
+        ];
+        let r = in_rounds(&s);
+        let order: Vec<(usize, u64, usize)> =
+            r.iter().map(|e| (e.size, e.seed, e.slots[0])).collect();
+        assert_eq!(
+            order,
+            [
+                (3, 7, 0),
+                (3, 7, 1),
+                (2, 5, 0),
+                (2, 5, 1),
+                (2, 5, 0),
+                (2, 5, 2),
+                (3, 8, 0),
+                (3, 8, 1),
+                (2, 6, 0),
+                (2, 6, 1),
+                (2, 6, 0),
+                (2, 6, 2),
+            ]
+        );
+        assert_eq!(
+            unit_ids(&r).last(),
+            unit_ids(&s).last(),
+            "no unit split or merged"
+        );
+        let (mut a, mut b) = (s.to_vec(), r.clone());
+        a.sort_by(|x, y| (x.size, x.seed, &x.slots).cmp(&(y.size, y.seed, &y.slots)));
+        b.sort_by(|x, y| (x.size, x.seed, &x.slots).cmp(&(y.size, y.seed, &y.slots)));
+        assert_eq!(a, b, "the same matches");
+        assert!(in_rounds(&[]).is_empty());
     }
 }

@@ -1,21 +1,19 @@
-//! `farm proboj --broker`: every game of a games.json becomes a farm job. The package (server,
-//! its data, the players) goes to Redis by sha256, the jobs to the RabbitMQ workers; each game's
-//! folder comes back as a bundle and is written into `game_root` exactly as a local run leaves
-//! it. Results arrive in any order; the outcomes are returned in games.json order.
+//! `farm proboj --broker`: the package (server, its data, the players) goes to Redis by sha256,
+//! the games' jobs ([`crate::proboj`]) to the RabbitMQ workers; each game's folder comes back as
+//! a bundle and is written into `game_root` exactly as a run on this machine leaves it.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use games::accept::Accepted;
-use shared::msg::{GameJob, Job, ProbojJob};
 use worker::proboj::config::RawConfig;
 use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
 use crate::broker::store::Store;
 use crate::dispatch::Dispatcher;
+use crate::proboj::OnStop;
 use crate::shutdown::Shutdown;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
@@ -84,55 +82,11 @@ pub async fn run_games(
     })
     .await?;
     eprintln!("{}", t.describe());
-    let mut flights = Dispatcher::new(t, &tournament, games.len());
-    for (i, g) in games.iter().enumerate() {
-        flights
-            .publish(Job {
-                tournament: tournament.clone(),
-                number: i as u64 + 1,
-                referee_version: remote::VERSION.to_string(),
-                manifest_digest: package.digest.clone(),
-                size: g.players.len() as u32,
-                seed: 0,
-                seats: Vec::new(),
-                game: GameJob::Proboj(Box::new(ProbojJob {
-                    config_json: package.config_json.clone(),
-                    game_json: serde_json::to_string(g)?,
-                    files: package.files.clone(),
-                    fair: cluster.fair,
-                    server_timeout_ms: cluster.server_timeout.map(|d| d.as_millis() as u64),
-                })),
-            })
-            .await?;
-    }
-    let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
-    while flights.in_flight() > 0 && !stop.is_set() {
-        // next_batch is cancel-safe: a stop while waiting loses no report.
-        let batch = tokio::select! {
-            r = flights.next_batch() => r?.context("no worker can answer any more")?,
-            _ = stop.wait() => break,
-        };
-        for a in batch {
-            let n = a.job.number;
-            let game = &games[n as usize - 1];
-            // The game folder is the sink: written once the bundle is held to its game.
-            let outcome = match a.verdict() {
-                Ok(Accepted::Proboj(b)) => remote::unpack(&b, &config.game_root)
-                    .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
-                Ok(other) => remote::failed(
-                    game,
-                    &config.game_root,
-                    format!("worker {} sent a {} record", a.report.worker, other.name()),
-                ),
-                Err(e) => remote::failed(game, &config.game_root, e.to_string()),
-            };
-            on_done(&outcome);
-            outcomes[n as usize - 1] = Some(outcome);
-            flights.ack([a.tag]).await?;
-            flights.completed(&[n]).await?;
-        }
-    }
-    // Stopping the transport also removes the tournament's queues and Redis bookkeeping.
-    flights.shutdown().await?;
-    Ok(outcomes.into_iter().flatten().collect())
+    let settings = crate::proboj::Settings {
+        fair: cluster.fair,
+        server_timeout: cluster.server_timeout,
+    };
+    let jobs = crate::proboj::jobs(&tournament, &package, games, &settings)?;
+    let flights = Dispatcher::new(t, &tournament, games.len());
+    crate::proboj::play(flights, jobs, games, config, stop, OnStop::Leave, on_done).await
 }

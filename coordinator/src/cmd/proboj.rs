@@ -1,6 +1,7 @@
 //! `farm proboj config.json games.json [-c N] [-v]`: a drop-in for the proboj runner. Runs every
-//! game of games.json locally (sandboxed, CPU-fair) with the proboj protocol, leaves the same
-//! game folders, and writes `<game_root>/summary.md` (totals + Bradley–Terry ratings).
+//! game of games.json as a farm job (on this machine through the embedded transport, or with
+//! `--broker` on the cluster's workers; sandboxed, CPU-fair) with the proboj protocol, leaves the
+//! same game folders, and writes `<game_root>/summary.md` (totals + Bradley–Terry ratings).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,15 +107,21 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             eprintln!("  warning: {w}");
         }
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .worker_threads(2)
+        .build()?;
     let outcomes = match &args.broker {
-        None => proboj::run_all(
+        None => runtime.block_on(crate::proboj::local(
+            &raw,
             &config,
             &games,
+            &start_dir,
             &opts,
             args.concurrency,
-            stop.flag(),
+            &stop,
             &on_done,
-        ),
+        ))?,
         Some(broker) => {
             let redis = args.redis.as_deref().context(
                 "--broker needs --redis URL (or FARM_REDIS): the package travels through it",
@@ -127,10 +134,6 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
                 server_timeout: opts.server_timeout,
                 data: &args.data,
             };
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .worker_threads(2)
-                .build()?;
             runtime.block_on(crate::cluster::proboj::run_games(
                 &cluster, &raw, &config, &games, &start_dir, &stop, &on_done,
             ))?

@@ -100,9 +100,18 @@ pub struct RunArgs {
     /// order) at which every adjacent pair of the Bradley-Terry ranking is separated at
     /// --confidence by the map-unit bootstrap. results.json is then a prefix of the schedule;
     /// 汇总.md, bt.json and stopped.json say why and how many matches were saved. Part of the
-    /// run's identity: a --resume must give the same flags.
+    /// run's identity: a --resume must give the same flags. An expanded schedule (--seeds) is
+    /// played in `--order rounds` unless --order says otherwise.
     #[arg(long)]
     pub until_settled: bool,
+    /// The order an expanded schedule (--seeds) is played in: `reference` is evaluate.py's (size
+    /// by size, seat group by seat group, map by map); `rounds` plays the same matches with
+    /// round k holding the k-th map of every size for every seat group, so the ranking can be
+    /// judged after the first round. Default: rounds with --until-settled, reference otherwise.
+    /// schedule.json records the order; a full run with --order rounds is what an
+    /// --until-settled run is a prefix of.
+    #[arg(long, value_enum, value_name = "ORDER", conflicts_with_all = ["schedule", "formal"])]
+    pub order: Option<Order>,
     /// With --until-settled: the share of bootstrap resamples that must keep each adjacent
     /// pair in its order (0 < C < 1).
     #[arg(long, requires = "until_settled", value_name = "C")]
@@ -138,10 +147,28 @@ pub struct ClusterArgs {
     pub key: crate::cluster::KeyArgs,
 }
 
+/// The play order of an expanded schedule (`--order`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// evaluate.py's order.
+    Reference,
+    /// Round k: the k-th map of every size, every seat group ([`shared::settle::in_rounds`]).
+    Rounds,
+}
+
 /// --confidence when not given.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 impl RunArgs {
+    /// The play order of an expanded schedule: --order, else rounds with --until-settled.
+    pub fn order(&self) -> Order {
+        self.order.unwrap_or(if self.until_settled {
+            Order::Rounds
+        } else {
+            Order::Reference
+        })
+    }
+
     /// The --until-settled settings, when the flag is given.
     pub fn settle_settings(&self) -> Option<stop::SettleSettings> {
         self.until_settled.then(|| stop::SettleSettings {
@@ -178,6 +205,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         plan.sizes,
         plan.schedule.len()
     );
+    if args.order() == Order::Rounds && args.schedule.is_none() && !args.formal {
+        println!("Played in rounds: round k is the k-th map of every size, every seat group.");
+    }
     if args.plan_only {
         return Ok(ExitCode::SUCCESS);
     }

@@ -94,7 +94,28 @@ struct Boot {
     games: u64,
     at: Instant,
     took: Duration,
-    result: Result<BootstrapFit, String>,
+    result: Result<BootstrapFit, NoBootstrap>,
+}
+
+/// Why a run has no bootstrap intervals (yet).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoBootstrap {
+    #[error("the maps of the matches are unknown: reading {path}: {why}")]
+    MapsUnread {
+        path: std::path::PathBuf,
+        why: String,
+    },
+    #[error("the maps of the matches are unknown: {path} is malformed: {why}")]
+    MapsMalformed {
+        path: std::path::PathBuf,
+        why: String,
+    },
+    #[error("the maps of the matches are unknown")]
+    MapsNotRead,
+    #[error("match {0} is not in identity.json's schedule")]
+    NotInSchedule(u64),
+    #[error("{0}")]
+    Fit(#[from] bootstrap::BootstrapError),
 }
 
 /// Why a run stopped before its schedule ended, and how much of it was played.
@@ -143,7 +164,7 @@ pub struct Live {
     /// Bumped by every [`Live::add`].
     generation: u64,
     /// The schedule's maps; `None` until read from the folder, `Err` if it cannot be.
-    maps: Option<Result<Maps, String>>,
+    maps: Option<Result<Maps, NoBootstrap>>,
     boot: Option<Boot>,
     /// A live refresh recomputes the bootstrap at most this often ([`BOOTSTRAP_REFRESH`]).
     boot_refresh: Duration,
@@ -198,10 +219,17 @@ impl Live {
         }
         let path = dir.join("identity.json");
         let maps = std::fs::File::open(&path)
-            .map_err(|e| format!("reading {}: {e}", path.display()))
+            .map_err(|e| NoBootstrap::MapsUnread {
+                path: path.clone(),
+                why: e.to_string(),
+            })
             .and_then(|file| {
-                serde_json::from_reader::<_, IdentityMaps>(std::io::BufReader::new(file))
-                    .map_err(|e| format!("{} is malformed: {e}", path.display()))
+                serde_json::from_reader::<_, IdentityMaps>(std::io::BufReader::new(file)).map_err(
+                    |e| NoBootstrap::MapsMalformed {
+                        path: path.clone(),
+                        why: e.to_string(),
+                    },
+                )
             })
             .map(|id| Maps {
                 of_match: id
@@ -217,11 +245,11 @@ impl Live {
     }
 
     /// The bootstrap of every result so far (pure given the games and the maps).
-    fn compute_bootstrap(&self) -> Result<BootstrapFit, String> {
+    fn compute_bootstrap(&self) -> Result<BootstrapFit, NoBootstrap> {
         let maps = match &self.maps {
             Some(Ok(m)) => m,
-            Some(Err(e)) => return Err(format!("the maps of the matches are unknown: {e}")),
-            None => return Err("the maps of the matches are unknown".to_string()),
+            Some(Err(e)) => return Err(e.clone()),
+            None => return Err(NoBootstrap::MapsNotRead),
         };
         let mut games = Vec::with_capacity(self.games.len());
         let mut units = Vec::with_capacity(self.games.len());
@@ -230,7 +258,7 @@ impl Live {
                 .checked_sub(1)
                 .and_then(|i| maps.of_match.get(i))
             else {
-                return Err(format!("match {n} is not in identity.json's schedule"));
+                return Err(NoBootstrap::NotInSchedule(n));
             };
             games.push(self.game_result(g));
             units.push(map);
@@ -244,7 +272,7 @@ impl Live {
             BOOTSTRAP_RESAMPLES,
             maps.seed,
         )
-        .map_err(|e| e.to_string())
+        .map_err(NoBootstrap::from)
     }
 
     /// Recompute the bootstrap if results came in since the last one; unless `force`, only
@@ -276,12 +304,13 @@ impl Live {
 
     /// The bootstrap on every result so far (computed now unless it already is), e.g. to
     /// decide whether a ranking is settled. Needs the folder (for the maps) once.
-    pub fn bootstrap(&mut self, dir: &Path) -> Result<BootstrapFit, String> {
+    pub fn bootstrap(&mut self, dir: &Path) -> Result<BootstrapFit, NoBootstrap> {
         self.load_maps(dir);
         self.refresh_bootstrap(true);
-        self.boot
-            .as_ref()
-            .map_or_else(|| Err("not computed".to_string()), |b| b.result.clone())
+        match &self.boot {
+            Some(b) => b.result.clone(),
+            None => self.compute_bootstrap(), // never: a forced refresh always sets it
+        }
     }
 
     /// Record that the run stopped before its schedule ended: every view written afterwards
@@ -407,7 +436,7 @@ impl Live {
             self.refresh_bootstrap(true);
             let doc = match self.boot.as_ref().map(|b| &b.result) {
                 Some(Ok(b)) => bootstrap_json(b),
-                Some(Err(e)) => serde_json::json!({"unavailable": e}),
+                Some(Err(e)) => serde_json::json!({"unavailable": e.to_string()}),
                 None => serde_json::json!({"unavailable": "not computed"}),
             };
             obj.insert("bootstrap".to_string(), doc);

@@ -108,8 +108,13 @@ pub struct Tournament {
 /// Where the schedule comes from.
 #[derive(Debug, Clone)]
 pub enum ScheduleSource {
-    /// `make_schedule` of the roster, sizes and seed count; the seed drawn when absent.
-    Expand { seeds: i64, seed: Option<String> },
+    /// `make_schedule` of the roster, sizes and seed count; the seed drawn when absent; with
+    /// `rounds`, played in rounds ([`shared::settle::in_rounds`]).
+    Expand {
+        seeds: i64,
+        seed: Option<String>,
+        rounds: bool,
+    },
     /// A frozen slot schedule file; with `own_sizes` its sizes are the run's (--formal).
     Frozen { path: PathBuf, own_sizes: bool },
     /// A schedule built by the caller (e.g. `farm sprt`'s pairs), recorded with `seed`.
@@ -178,6 +183,7 @@ pub fn tournament_of_run(args: &RunArgs) -> Tournament {
                 None => ScheduleSource::Expand {
                     seeds: args.seeds,
                     seed: args.seed.clone(),
+                    rounds: args.order() == super::Order::Rounds,
                 },
             },
             scoring_extra: Vec::new(),
@@ -224,7 +230,11 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
 
     let (schedule, seed, sizes) = match source {
-        ScheduleSource::Expand { seeds, seed } => {
+        ScheduleSource::Expand {
+            seeds,
+            seed,
+            rounds,
+        } => {
             let seed: i128 = match &seed {
                 Some(s) => s
                     .trim()
@@ -233,6 +243,10 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
                 None => random_seed()?,
             };
             let entries = schedule::make_schedule(entries.len(), &sizes, seeds, seed)?;
+            let entries = match rounds {
+                true => shared::settle::in_rounds(&entries),
+                false => entries,
+            };
             (entries, seed, sizes)
         }
         ScheduleSource::Frozen { path, own_sizes } => {

@@ -132,6 +132,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         schedule: ScheduleSource::Expand {
             seeds: args.max_pairs as i64,
             seed: seed_of(&args)?,
+            rounds: false, // one seat group: both orders are the same
         },
         scoring_extra: vec![(SPRT_IDENTITY.to_string(), params.to_string())],
     };

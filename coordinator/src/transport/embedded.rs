@@ -7,7 +7,7 @@ use anyhow::Context;
 use tokio::sync::{mpsc, Mutex};
 
 use shared::msg::{Job, JobReport};
-use worker::job::{Artifacts, JobRunner};
+use worker::job::{Artifacts, JobRunner, Steering};
 
 use super::{Delivery, Transport};
 
@@ -29,6 +29,19 @@ impl Embedded {
         runner: Arc<JobRunner>,
         artifacts: Arc<dyn Artifacts>,
     ) -> Embedded {
+        Self::start_steered(workers, queue, runner, artifacts, Steering::default())
+    }
+
+    /// [`Embedded::start`] with every job steered from this process (`farm proboj`'s stop
+    /// flag, in-place games, verbose servers: [`Steering`]).
+    pub fn start_steered(
+        workers: usize,
+        queue: usize,
+        runner: Arc<JobRunner>,
+        artifacts: Arc<dyn Artifacts>,
+        steering: Steering,
+    ) -> Embedded {
+        let steering = Arc::new(steering);
         let (job_tx, job_rx) = mpsc::channel::<Job>(queue.max(1));
         let (rep_tx, rep_rx) = mpsc::channel::<JobReport>(queue.max(1) + workers);
         let job_rx = Arc::new(Mutex::new(job_rx));
@@ -38,14 +51,16 @@ impl Embedded {
                 let rep_tx = rep_tx.clone();
                 let runner = runner.clone();
                 let artifacts = artifacts.clone();
+                let steering = steering.clone();
                 tokio::spawn(async move {
                     loop {
                         let job = { job_rx.lock().await.recv().await };
                         let Some(job) = job else { break };
                         let runner = runner.clone();
                         let artifacts = artifacts.clone();
+                        let steering = steering.clone();
                         let report = tokio::task::spawn_blocking(move || {
-                            runner.execute(&job, artifacts.as_ref())
+                            runner.execute_steered(&job, artifacts.as_ref(), &steering)
                         })
                         .await;
                         match report {

@@ -157,6 +157,54 @@ pub enum Answered {
     Nothing,
 }
 
+/// Microseconds shown as milliseconds with three decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ms(pub u64);
+
+impl std::fmt::Display for Ms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
+}
+
+/// How a player's recorded clock contradicts its turns (what [`check`] finds).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClockError {
+    #[error("player {player}'s clock lists turn {t} after turn {previous}")]
+    OutOfOrder {
+        player: usize,
+        t: u32,
+        previous: u32,
+    },
+    #[error("turn {t}: player {player}'s clock has an entry but the turn records neither an action nor a fault for it")]
+    NothingRecorded { player: usize, t: u32 },
+    #[error("turn {t}: player {player} is recorded as timing out, but it used {used} ms of a {limit} ms limit with {bank} ms left in its time bank, which covered it")]
+    CoveredTimeout {
+        player: usize,
+        t: u32,
+        used: Ms,
+        limit: Ms,
+        bank: Ms,
+    },
+    #[error("turn {t}: player {player} used {used} ms of a {limit} ms limit with only {bank} ms left in its time bank, so it should have timed out, but an answer is recorded")]
+    UncoveredAnswer {
+        player: usize,
+        t: u32,
+        used: Ms,
+        limit: Ms,
+        bank: Ms,
+    },
+    #[error("turn {t}: player {player}'s time bank is recorded as {recorded_us} us after the turn, but charging {used_us} us against the {limit_us} us limit leaves {left_us} us")]
+    Balance {
+        player: usize,
+        t: u32,
+        recorded_us: u64,
+        used_us: u64,
+        limit_us: u64,
+        left_us: u64,
+    },
+}
+
 /// Re-run the bank of one player over its recorded turns and check them against how each turn
 /// ended (`ended(t)`). Errors name the turn and say what is inconsistent.
 pub fn check(
@@ -164,54 +212,53 @@ pub fn check(
     player: usize,
     turns: &[ClockTurn],
     ended: impl Fn(u32) -> Answered,
-) -> Result<(), String> {
+) -> Result<(), ClockError> {
     let mut bank = Bank::new(spec);
     let mut last: Option<u32> = None;
     for ct in turns {
         let t = ct.t;
-        if last.is_some_and(|l| t <= l) {
-            return Err(format!(
-                "player {player}'s clock lists turn {t} after turn {}",
-                last.unwrap_or(0)
-            ));
+        if let Some(previous) = last.filter(|&l| t <= l) {
+            return Err(ClockError::OutOfOrder {
+                player,
+                t,
+                previous,
+            });
         }
         last = Some(t);
         let limit = spec.limit_us(t);
         let before = bank.left_us();
         let charge = bank.charge(limit, ct.used_us);
-        let ms = |us: u64| us as f64 / 1000.0;
         match (ended(t), charge) {
-            (Answered::Nothing, _) => {
-                return Err(format!(
-                    "turn {t}: player {player}'s clock has an entry but the turn records neither an action nor a fault for it"
-                ))
-            }
+            (Answered::Nothing, _) => return Err(ClockError::NothingRecorded { player, t }),
             (Answered::Timeout, Charge::Within | Charge::Drew { .. }) => {
-                return Err(format!(
-                    "turn {t}: player {player} is recorded as timing out, but it used {:.3} ms of a {:.3} ms limit with {:.3} ms left in its time bank, which covered it",
-                    ms(ct.used_us),
-                    ms(limit),
-                    ms(before)
-                ))
+                return Err(ClockError::CoveredTimeout {
+                    player,
+                    t,
+                    used: Ms(ct.used_us),
+                    limit: Ms(limit),
+                    bank: Ms(before),
+                })
             }
             (Answered::Action, Charge::Exhausted) => {
-                return Err(format!(
-                    "turn {t}: player {player} used {:.3} ms of a {:.3} ms limit with only {:.3} ms left in its time bank, so it should have timed out, but an answer is recorded",
-                    ms(ct.used_us),
-                    ms(limit),
-                    ms(before)
-                ))
+                return Err(ClockError::UncoveredAnswer {
+                    player,
+                    t,
+                    used: Ms(ct.used_us),
+                    limit: Ms(limit),
+                    bank: Ms(before),
+                })
             }
             _ => {}
         }
         if bank.left_us() != ct.bank_us {
-            return Err(format!(
-                "turn {t}: player {player}'s time bank is recorded as {} us after the turn, but charging {} us against the {} us limit leaves {} us",
-                ct.bank_us,
-                ct.used_us,
-                limit,
-                bank.left_us()
-            ));
+            return Err(ClockError::Balance {
+                player,
+                t,
+                recorded_us: ct.bank_us,
+                used_us: ct.used_us,
+                limit_us: limit,
+                left_us: bank.left_us(),
+            });
         }
     }
     Ok(())
@@ -300,11 +347,14 @@ mod tests {
                 Answered::Action
             }
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("turn 1") && e.contains("covered it"), "{e}");
         // An answer recorded on a turn that exhausted the bank.
         let over = record(&[(0, 10_000), (1, 300_000), (2, 400_000)]);
-        let e = check(&SPEC, 1, &over, |_| Answered::Action).unwrap_err();
+        let e = check(&SPEC, 1, &over, |_| Answered::Action)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("turn 2") && e.contains("should have timed out"),
             "{e}"
@@ -320,12 +370,18 @@ mod tests {
         // A doctored bank balance.
         let mut doctored = turns.clone();
         doctored[1].bank_us += 1;
-        let e = check(&SPEC, 1, &doctored, |_| Answered::Action).unwrap_err();
+        let e = check(&SPEC, 1, &doctored, |_| Answered::Action)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("time bank is recorded as"), "{e}");
         // Out of order, and an entry for a turn with nothing recorded.
-        let e = check(&SPEC, 0, &[turns[1], turns[0]], |_| Answered::Action).unwrap_err();
+        let e = check(&SPEC, 0, &[turns[1], turns[0]], |_| Answered::Action)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("after turn"), "{e}");
-        let e = check(&SPEC, 0, &turns, |_| Answered::Nothing).unwrap_err();
+        let e = check(&SPEC, 0, &turns, |_| Answered::Nothing)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("neither an action nor a fault"), "{e}");
         // Another fault decides nothing about the clock.
         check(&SPEC, 0, &over, |_| Answered::OtherFault).unwrap();

@@ -102,8 +102,37 @@ fn orbit(side: usize, players: usize, x: usize, y: usize) -> Vec<(usize, usize)>
     }
 }
 
+/// A promise of the rules that a map breaks (what [`check_constraints`] finds).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MapFault {
+    #[error("cell ({x},{y}) breaks the wall pattern")]
+    WallPattern { x: usize, y: usize },
+    #[error("spawn {spawn} at ({x},{y}) is shared")]
+    SharedSpawn { spawn: usize, x: usize, y: usize },
+    #[error("box at ({x},{y}) within distance 2 of spawn {spawn}")]
+    BoxNearSpawn { spawn: usize, x: usize, y: usize },
+    #[error("spawn {spawn} at ({x},{y}) is not an empty cell")]
+    SpawnNotEmpty { spawn: usize, x: usize, y: usize },
+    #[error("spawn {spawn} at ({x},{y}) has only {open} open exit(s)")]
+    FewExits {
+        spawn: usize,
+        x: usize,
+        y: usize,
+        open: usize,
+    },
+    #[error("only {connected} of {open} open cells are connected")]
+    Disconnected { connected: usize, open: usize },
+    #[error("cells ({x},{y}) and ({ox},{oy}) break the symmetry")]
+    Asymmetric {
+        x: usize,
+        y: usize,
+        ox: usize,
+        oy: usize,
+    },
+}
+
 /// Checks what the rules promise of a generated map; `Err` says which promise is broken.
-pub fn check_constraints(map: &Map) -> Result<(), String> {
+pub fn check_constraints(map: &Map) -> Result<(), MapFault> {
     let side = map.side;
     let n = map.spawns.len();
     let at = |x: usize, y: usize| map.tiles[y * side + x];
@@ -112,33 +141,44 @@ pub fn check_constraints(map: &Map) -> Result<(), String> {
             let border = x == 0 || y == 0 || x + 1 == side || y + 1 == side;
             let must_wall = border || (x % 2 == 0 && y % 2 == 0);
             if must_wall != (at(x, y) == Tile::Wall) {
-                return Err(format!("cell ({x},{y}) breaks the wall pattern"));
+                return Err(MapFault::WallPattern { x, y });
             }
         }
     }
     for (i, &(sx, sy)) in map.spawns.iter().enumerate() {
         let (sx, sy) = (sx as usize, sy as usize);
         if map.spawns[..i].contains(&map.spawns[i]) {
-            return Err(format!("spawn {i} at ({sx},{sy}) is shared"));
+            return Err(MapFault::SharedSpawn {
+                spawn: i,
+                x: sx,
+                y: sy,
+            });
         }
         for y in 0..side {
             for x in 0..side {
                 if at(x, y) == Tile::Box && x.abs_diff(sx) + y.abs_diff(sy) <= 2 {
-                    return Err(format!("box at ({x},{y}) within distance 2 of spawn {i}"));
+                    return Err(MapFault::BoxNearSpawn { spawn: i, x, y });
                 }
             }
         }
         if at(sx, sy) != Tile::Empty {
-            return Err(format!("spawn {i} at ({sx},{sy}) is not an empty cell"));
+            return Err(MapFault::SpawnNotEmpty {
+                spawn: i,
+                x: sx,
+                y: sy,
+            });
         }
         let open = [(0, 1), (2, 1), (1, 0), (1, 2)]
             .iter()
             .filter(|&&(dx, dy)| at(sx + dx - 1, sy + dy - 1) == Tile::Empty)
             .count();
         if open < 2 {
-            return Err(format!(
-                "spawn {i} at ({sx},{sy}) has only {open} open exit(s)"
-            ));
+            return Err(MapFault::FewExits {
+                spawn: i,
+                x: sx,
+                y: sy,
+                open,
+            });
         }
     }
     // Connectivity of all non-wall cells, boxes cleared.
@@ -160,10 +200,10 @@ pub fn check_constraints(map: &Map) -> Result<(), String> {
             }
         }
         if count != cells.len() {
-            return Err(format!(
-                "only {count} of {} open cells are connected",
-                cells.len()
-            ));
+            return Err(MapFault::Disconnected {
+                connected: count,
+                open: cells.len(),
+            });
         }
     }
     if n == 2 || n == 4 {
@@ -171,9 +211,7 @@ pub fn check_constraints(map: &Map) -> Result<(), String> {
             for x in 0..side {
                 for (ox, oy) in orbit(side, n, x, y) {
                     if at(ox, oy) != at(x, y) {
-                        return Err(format!(
-                            "cells ({x},{y}) and ({ox},{oy}) break the symmetry"
-                        ));
+                        return Err(MapFault::Asymmetric { x, y, ox, oy });
                     }
                 }
             }

@@ -23,7 +23,7 @@ pub use clock::{Bank, Charge, ClockRecord, ClockSpec, ClockTurn};
 pub use events::{BombFailure, DeathCause, Event};
 pub use game::{Bomb, FlameSource, Game, GameError};
 pub use map::{parse_map, Map, MapError, Tile};
-pub use mapgen::{check_constraints, generate_map, spawn_ring};
+pub use mapgen::{check_constraints, generate_map, spawn_ring, MapFault};
 pub use outcome::Outcome;
 pub use params::{Params, ParamsError, MAX_PLAYERS, MIN_PLAYERS};
 

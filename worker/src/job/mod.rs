@@ -8,8 +8,12 @@ mod nim;
 mod proboj;
 mod qianwang;
 
+pub use proboj::PROBOJ_NOT_STARTED;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 use games::bomberman as bm;
@@ -122,6 +126,23 @@ pub struct JobRunner {
     pub worker_id: String,
 }
 
+/// What a job played inside the process that asked for it may also be given, never on the wire:
+/// `farm proboj` on this machine runs its games through the embedded transport in place (the
+/// config's paths, game folders written straight into game_root), stops them cleanly on
+/// Ctrl-C and may log every server command. A cluster worker finishes what it started and
+/// uses the default.
+#[derive(Debug, Clone, Default)]
+pub struct Steering {
+    /// Ends running games cleanly once set (proboj); a game asked for after it is set is not
+    /// started.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Play proboj games with the config's paths resolved against this directory instead of
+    /// laying the job's package out in a scratch folder.
+    pub in_place: Option<PathBuf>,
+    /// Log every command a proboj server sends.
+    pub verbose: bool,
+}
+
 impl JobRunner {
     /// Prove this worker can run a bot here ([`crate::selftest::run`]); call before taking jobs.
     pub fn self_test(
@@ -132,6 +153,16 @@ impl JobRunner {
 
     /// Play the job and report; never panics on bad jobs, never blames a bot for the host.
     pub fn execute(&self, job: &Job, artifacts: &dyn Artifacts) -> JobReport {
+        self.execute_steered(job, artifacts, &Steering::default())
+    }
+
+    /// [`JobRunner::execute`] steered from this process ([`Steering`]).
+    pub fn execute_steered(
+        &self,
+        job: &Job,
+        artifacts: &dyn Artifacts,
+        steering: &Steering,
+    ) -> JobReport {
         let metrics = crate::metrics::global();
         metrics.set_sandbox_mode(self.sandbox.effective_mode().as_str());
         let _busy = metrics.busy();
@@ -142,7 +173,7 @@ impl JobRunner {
                 bomberman::play(self, job, clock.as_ref(), artifacts)
             }
             (None, GameJob::Qianwang) => qianwang::play(self, job, artifacts),
-            (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts),
+            (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts, steering),
             (None, GameJob::Nim(n)) => nim::play(self, job, n, artifacts),
         };
         metrics.job_done(

@@ -1,7 +1,9 @@
 //! A drop-in runner for proboj games (KSP's contest games whose referee is a server program that
 //! talks to a runner over stdin/stdout): the input files (`config`), sandboxed processes with a
 //! working directory and raw pipes (`process`), the protocol relay (`protocol`, `game`, over the state in `table`), logs
-//! (`log`), running many games at once (`runner`) and the summary over all games (`summary`).
+//! (`log`), a game as a farm job's package and bundle (`remote`; every game, on this machine or a
+//! cluster, runs as a job: see the coordinator's `proboj` module) and the summary over all games
+//! (`summary`).
 
 pub mod config;
 pub mod game;
@@ -10,12 +12,10 @@ pub mod pipe;
 pub mod process;
 pub mod protocol;
 pub mod remote;
-pub mod runner;
 pub mod summary;
 pub mod table;
 
 pub use config::{load_config, load_games, Config, ConfigError, Game};
 pub use game::run_game;
-pub use runner::run_all;
 pub use summary::Summary;
 pub use table::{Ending, GameOutcome, RunOptions};

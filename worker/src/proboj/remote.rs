@@ -42,6 +42,12 @@ pub enum RemoteError {
     /// infrastructure failure, never a result.
     #[error("host problem: {0}")]
     Host(String),
+    /// A package file could not be had from where `lay_out` was told to take it.
+    #[error("package file {path}: {source}")]
+    Fetch {
+        path: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RemoteError + '_ {
@@ -174,6 +180,19 @@ pub fn build_package(
     })
 }
 
+/// The package of games played in place (`farm proboj` on this machine): the config as read,
+/// no files (the programs stay where the config names them), and the digest of that empty set.
+pub fn in_place_package(raw: &RawConfig) -> Result<Package, RemoteError> {
+    let config_json =
+        serde_json::to_string(raw).map_err(|e| RemoteError::Invalid(format!("config: {e}")))?;
+    Ok(Package {
+        config_json,
+        files: Vec::new(),
+        sources: Vec::new(),
+        digest: package_digest(&[])?,
+    })
+}
+
 fn program_label(config: &Config, cmd: &super::config::Command) -> String {
     if std::ptr::eq(cmd, &config.server) {
         return "the server".into();
@@ -270,16 +289,19 @@ fn ending_of(s: &str) -> Ending {
 
 /// Lay the package out under `dir` (a fresh folder): each file from `local(file)`, checked
 /// paths, read-only copies (executables stay executable).
-pub fn lay_out(
+pub fn lay_out<E: std::error::Error + Send + Sync + 'static>(
     job: &ProbojJob,
     dir: &Path,
-    local: &dyn Fn(&PackageFile) -> Result<PathBuf, String>,
+    local: &dyn Fn(&PackageFile) -> Result<PathBuf, E>,
 ) -> Result<(), RemoteError> {
     use std::os::unix::fs::PermissionsExt;
     for f in &job.files {
         shared::manifest::check_path(&f.path)
             .map_err(|e| RemoteError::Invalid(format!("package: {e}")))?;
-        let from = local(f).map_err(RemoteError::Invalid)?;
+        let from = local(f).map_err(|e| RemoteError::Fetch {
+            path: f.path.clone(),
+            source: Box::new(e),
+        })?;
         let to = dir.join(&f.path);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
@@ -309,6 +331,23 @@ pub fn run_in(
     opts: &RunOptions,
     stop: &AtomicBool,
 ) -> Result<GameBundle, RemoteError> {
+    let outcome = play_in(job, dir, opts, stop)?;
+    if let Some(why) = &outcome.host_problem {
+        return Err(RemoteError::Host(why.clone()));
+    }
+    bundle(&outcome)
+}
+
+/// Run the job's game with its config's paths resolved against `dir`: a laid-out package, or
+/// (`farm proboj` on this machine) the directory the runner was started in. The game folder is
+/// left under the config's game_root. A game the host could not run has `host_problem` set (and
+/// a failed ending naming it): the caller decides whose problem that is.
+pub fn play_in(
+    job: &ProbojJob,
+    dir: &Path,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<GameOutcome, RemoteError> {
     let raw: RawConfig = serde_json::from_str(&job.config_json)
         .map_err(|e| RemoteError::Invalid(format!("the job's config: {e}")))?;
     let config = check_config(raw, Path::new("config.json (from the job)"), dir)?;
@@ -323,11 +362,7 @@ pub fn run_in(
         }
     }
     check_relative(&game.gamefolder)?;
-    let outcome = run_game(&config, &game, opts, stop, 0);
-    if let Some(why) = &outcome.host_problem {
-        return Err(RemoteError::Host(why.clone()));
-    }
-    bundle(&outcome)
+    Ok(run_game(&config, &game, opts, stop, 0))
 }
 
 fn check_relative(p: &str) -> Result<(), RemoteError> {
@@ -343,6 +378,20 @@ fn check_relative(p: &str) -> Result<(), RemoteError> {
         )));
     }
     Ok(())
+}
+
+/// The bundle of a game whose folder is already where the coordinator wants it (played in
+/// place): its outcome and no files.
+pub fn bundle_in_place(o: &GameOutcome) -> GameBundle {
+    GameBundle {
+        gamefolder: o.gamefolder.clone(),
+        players: o.players.clone(),
+        scores: o.scores.clone(),
+        ending: ending_text(&o.ending),
+        warnings: o.warnings.clone(),
+        commands: o.commands,
+        files: Vec::new(),
+    }
 }
 
 /// The bundle of a finished game: its outcome and every file of its folder.
@@ -363,13 +412,8 @@ pub fn bundle(o: &GameOutcome) -> Result<GameBundle, RemoteError> {
         }
     }
     Ok(GameBundle {
-        gamefolder: o.gamefolder.clone(),
-        players: o.players.clone(),
-        scores: o.scores.clone(),
-        ending: ending_text(&o.ending),
-        warnings: o.warnings.clone(),
-        commands: o.commands,
         files,
+        ..bundle_in_place(o)
     })
 }
 

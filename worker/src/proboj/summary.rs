@@ -16,10 +16,19 @@ pub struct Summary {
     /// (player, total score, games with scores) in config order.
     pub totals: Vec<(String, i64, u32)>,
     /// The BT fit, or why there is none.
-    pub bt: Result<BtFit, String>,
+    pub bt: Result<BtFit, NoRatings>,
     /// (gamefolder, how it ended) for every game that did not end with END and scores.
     pub problems: Vec<(String, String)>,
     pub games: usize,
+}
+
+/// Why a summary has no Bradley–Terry ratings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoRatings {
+    #[error("no game between two or more different players has scores")]
+    NoScoredGames,
+    #[error("{0}")]
+    Fit(#[from] bt::BtError),
 }
 
 /// Map a name the server reported to a player of the game (`P_3` -> `P` when processes_per_player > 1).
@@ -106,9 +115,9 @@ impl Summary {
         }
         let roster: Vec<&str> = config.players.iter().map(|p| p.name.as_str()).collect();
         let bt = if results.is_empty() {
-            Err("no game between two or more different players has scores".to_owned())
+            Err(NoRatings::NoScoredGames)
         } else {
-            bt::fit(&results, &roster, &sizes, roster[0]).map_err(|e| e.to_string())
+            bt::fit(&results, &roster, &sizes, roster[0]).map_err(NoRatings::from)
         };
         Summary {
             totals,

@@ -42,7 +42,7 @@
 //! struct Limits { move_ms: u64 (2000), memory_bytes: usize (64 MiB), load_ms: u64 (2000) }
 //! fn check_code(code: &str, limits: &Limits) -> Result<(), LoadError>
 //! fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits) -> MatchRecord
-//! struct Entrant { name, code_sha256, code: Result<String, String> }   // Err = cannot load (why)
+//! struct Entrant { name, code_sha256, code: Result<String, LoadError> }   // Err = cannot load (why)
 //! Entrant::from_source(&BotSource) / Entrant::from_bytes(name, bytes)
 //! fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord
 //! fn try_play_entrants(..same..) -> Result<MatchRecord, HostFailure>   // host failures apart

@@ -13,7 +13,7 @@ use super::{in_match_thread, BotSource, Limits, LoadError};
 pub struct Entrant {
     pub name: String,
     pub code_sha256: String,
-    pub code: Result<String, String>,
+    pub code: Result<String, LoadError>,
 }
 
 impl Entrant {
@@ -34,7 +34,6 @@ impl Entrant {
                 "invalid byte sequence at byte {}",
                 e.utf8_error().valid_up_to()
             ))
-            .to_string()
         });
         Entrant {
             name: name.into(),

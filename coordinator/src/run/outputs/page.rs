@@ -283,7 +283,7 @@ impl Live {
                                 games_used: b.games,
                             })
                         }
-                        Err(e) => ratings.bootstrap_unavailable = Some(e.clone()),
+                        Err(e) => ratings.bootstrap_unavailable = Some(e.to_string()),
                     },
                     None => ratings.bootstrap_unavailable = Some("not computed yet".to_string()),
                 }

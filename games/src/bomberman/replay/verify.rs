@@ -76,6 +76,8 @@ pub enum VerifyError {
     },
     #[error("the time bank does not add up: {reason}")]
     Clock { reason: String },
+    #[error("the time bank does not add up: {0}")]
+    Bank(#[from] clock::ClockError),
     #[error("content digest mismatch: the replay says {stored}, its content hashes to {computed}")]
     DigestMismatch { stored: String, computed: String },
 }
@@ -165,9 +167,7 @@ fn check_clock(r: &Replay) -> Result<(), VerifyError> {
                 None => Answered::Nothing,
             }
         };
-        if let Err(reason) = clock::check(&spec, p, turns, ended) {
-            return bad(reason);
-        }
+        clock::check(&spec, p, turns, ended)?;
         let needed = r
             .turns
             .iter()
