@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use worker::bot::{BotCommand, CoreTokens, SandboxConfig};
+use sandbox::{BotCommand, CoreTokens, SandboxConfig};
 use worker::compile::{CompileCache, CompileError};
 
 use crate::roster::Entry;

@@ -20,9 +20,10 @@ use coordinator::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use coordinator::transport::Transport;
 use games::accept::Accepted;
 use games::nim::NimRecord;
+use sandbox::{CoreTokens, SandboxConfig};
 use shared::msg::{GameJob, Job, NimJob, ProgramRef, SeatSpec};
 use worker::job::{JobRunner, LocalArtifacts};
-use worker::{CompileCache, CoreTokens, SandboxConfig};
+use worker::CompileCache;
 
 const GAMES: u64 = 6;
 

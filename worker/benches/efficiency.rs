@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
+use sandbox::{BotCommand, CoreTokens, SandboxConfig};
 use worker::referee::{self, Deadlines, MapChoice, MatchSpec, Seat};
-use worker::{BotCommand, CompileCache, CoreTokens, SandboxConfig};
+use worker::CompileCache;
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use worker::{Bot, BotCommand, CompileCache, CoreTokens, SandboxConfig};
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig};
+use worker::CompileCache;
 
 const TURNS: u32 = 40;
 const DEADLINE: Duration = Duration::from_millis(50);

@@ -35,8 +35,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SandboxMode};
 use worker::referee::{self, Deadlines, MapChoice, MatchSpec, Seat};
-use worker::{Bot, BotCommand, CompileCache, CoreTokens, SandboxConfig, SandboxMode};
+use worker::CompileCache;
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

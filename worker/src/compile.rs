@@ -24,13 +24,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use sandbox::capture::HeadTail;
+use sandbox::fdio::{self, PollFd};
+use sandbox::folder::{self, LockedDir};
+use sandbox::lock::FsPolicy;
+use sandbox::prepare::{self, Spec};
+use sandbox::{Limits, SandboxConfig, StartError};
 use sha2::{Digest, Sha256};
-
-use crate::capture::HeadTail;
-use crate::sandbox::folder::{self, LockedDir};
-use crate::sandbox::lock::FsPolicy;
-use crate::sandbox::prepare::{self, Spec};
-use crate::sandbox::{Limits, SandboxConfig, StartError};
 
 /// The flags every bot is compiled with (as the seed does).
 pub const FLAGS: [&str; 2] = ["-std=c++20", "-O2"];
@@ -220,8 +220,9 @@ impl CompileCache {
                 path: lock_path.clone(),
                 source: e,
             })?;
-        // SAFETY: flock on an fd we own; released when the file is closed.
-        unsafe { libc::flock(lock_file.as_raw_fd(), libc::LOCK_EX) };
+        // Released when the file is closed. A lock that cannot be taken only risks a second
+        // compile of the same key (the result appears by atomic rename either way).
+        let _ = fdio::lock_exclusive(&lock_file);
         if exe.is_file() {
             crate::metrics::global().compile_hits.inc();
             return Ok(exe);
@@ -408,7 +409,7 @@ impl CompileCache {
     /// Run the compiler to completion.
     fn run(&self, spec: &Spec, source_name: &Path) -> Result<Run, CompileError> {
         let mut p = prepare::start(&self.cfg, spec)?;
-        let uid = p.res.uid.as_ref().map(|l| l.uid);
+        let uid = p.uid();
         let mut out = HeadTail::new(MESSAGE_KEEP);
         let until = Instant::now() + self.timeout;
         let mut open = [true, true];
@@ -420,30 +421,19 @@ impl CompileCache {
                 break;
             }
             let fds = [p.stdout.as_raw_fd(), p.stderr.as_raw_fd()];
-            let mut pfds: Vec<libc::pollfd> = fds
-                .iter()
-                .zip(open)
-                .map(|(fd, o)| libc::pollfd {
-                    fd: if o { *fd } else { -1 },
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            // SAFETY: two valid pollfds.
-            unsafe { libc::poll(pfds.as_mut_ptr(), 2, left.as_millis().clamp(1, 1000) as i32) };
+            let mut pfds = [0, 1].map(|i| PollFd::readable(if open[i] { fds[i] } else { -1 }));
+            let wait = Duration::from_millis(left.as_millis().clamp(1, 1000) as u64);
+            let _ = fdio::poll(&mut pfds, wait);
             for (i, pfd) in pfds.iter().enumerate() {
-                if pfd.revents == 0 {
+                if !pfd.ready() {
                     continue;
                 }
                 let mut buf = [0u8; 8192];
-                // SAFETY: reading into a local buffer.
-                let n = unsafe { libc::read(fds[i], buf.as_mut_ptr().cast(), buf.len()) };
-                if n > 0 {
-                    out.push(&buf[..n as usize]);
-                } else if n == 0
-                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::WouldBlock
-                {
-                    open[i] = false;
+                match fdio::read(fds[i], &mut buf) {
+                    Ok(0) => open[i] = false,
+                    Ok(n) => out.push(&buf[..n]),
+                    Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => open[i] = false,
+                    Err(_) => {}
                 }
             }
         }

@@ -140,7 +140,7 @@ pub fn global() -> &'static WorkerMetrics {
 
 /// Set `farm_worker_sandbox_mode` for the mode `cfg` puts in force on this host (call at
 /// process start, before any job: otherwise every mode reads 0 until the first job).
-pub fn init_sandbox_mode(cfg: &crate::sandbox::SandboxConfig) {
+pub fn init_sandbox_mode(cfg: &sandbox::SandboxConfig) {
     global().set_sandbox_mode(cfg.effective_mode().as_str());
 }
 
@@ -236,7 +236,7 @@ mod tests {
             assert_eq!(m.slots_busy.get(), before + 1);
         }
         assert_eq!(m.slots_busy.get(), before);
-        init_sandbox_mode(&crate::sandbox::SandboxConfig::plain());
+        init_sandbox_mode(&sandbox::SandboxConfig::plain());
         assert_eq!(m.sandbox_mode.with_label_values(&["off"]).get(), 1);
         assert_eq!(m.sandbox_mode.with_label_values(&["unprivileged"]).get(), 0);
     }

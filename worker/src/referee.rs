@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use games::bomberman::replay::{MapSource, MatchMeta, Recorder, Replay, TurnInput};
 use games::bomberman::{self as bm, Bank, Charge, ClockSpec, Game, Input, Map, Params};
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 use shared::{Fault, FaultKind};
-
-use crate::bot::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 
 /// Answer deadlines, as RULES.md sets them.
 #[derive(Debug, Clone, Copy)]
@@ -240,7 +239,7 @@ fn run(
             }
         }
     }
-    let mut reports: Vec<Option<crate::bot::BotReport>> = (0..n).map(|_| None).collect();
+    let mut reports: Vec<Option<sandbox::BotReport>> = (0..n).map(|_| None).collect();
 
     let mut text = String::with_capacity(4096);
     let mut inputs: Vec<Input> = Vec::with_capacity(n);

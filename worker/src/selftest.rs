@@ -13,10 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::bot::{Bot, BotCommand, SpawnError};
+use sandbox::{Bot, BotCommand, CoreTokens, HostSupport, SandboxConfig, SandboxMode, SpawnError};
+
 use crate::compile::{CompileCache, CompileError};
-use crate::sandbox::{SandboxConfig, SandboxMode};
-use crate::tokens::CoreTokens;
 
 /// The bot the self-test compiles and runs.
 const ECHO_BOT: &str = "#include <iostream>\n#include <string>\nint main() {\n  std::string s;\n  \
@@ -145,8 +144,7 @@ fn steps(
             mount: mount_point(cache.dir()),
         });
     }
-    // SAFETY: geteuid has no preconditions.
-    if mode == SandboxMode::Full && unsafe { libc::geteuid() } == 0 {
+    if mode == SandboxMode::Full && HostSupport::get().root {
         let dir = &sandbox.uid_lock_dir;
         std::fs::create_dir_all(dir)
             .and_then(|()| probe_write(dir))

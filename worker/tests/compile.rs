@@ -6,7 +6,8 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use worker::{CompileCache, CompileError, SandboxConfig};
+use sandbox::SandboxConfig;
+use worker::{CompileCache, CompileError};
 
 fn fresh_cache(cfg: SandboxConfig) -> (tempfile::TempDir, CompileCache) {
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use worker::{CompileCache, CompileError, SandboxConfig, SandboxMode};
+use sandbox::{SandboxConfig, SandboxMode};
+use worker::{CompileCache, CompileError};
 
 const CHILD_ENV: &str = "FARM_TEST_COMPILE_CHILD";
 

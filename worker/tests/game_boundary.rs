@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use games::accept::{accept, AcceptError, Accepted};
+use sandbox::{CoreTokens, SandboxMode};
 use sha2::{Digest, Sha256};
 use shared::msg::{
     BombermanJob, GameJob, Job, JobFailure, JobReport, NimJob, ProgramRef, SeatSpec,
 };
 use worker::job::{JobRunner, LocalArtifacts};
-use worker::{CompileCache, CoreTokens, SandboxMode};
+use worker::CompileCache;
 
 fn runner(dir: &Path) -> JobRunner {
     let cfg = config(SandboxMode::Auto);

@@ -1,7 +1,8 @@
-//! The fault boundary with real processes and real mounts: what the host causes (a noexec
-//! scratch mount, a program file the farm laid out without exec permission, a missing program)
-//! is a host error that fails the job as infrastructure; only what the program itself is (not
-//! an executable format) is the bot's `start_failure`.
+//! The fault boundary with real processes and real mounts, up to the match and the job: what
+//! the host causes (a noexec scratch mount, a proboj program's host-side start failure) is a
+//! host error that fails the match and the job as infrastructure; only what the program itself
+//! is (not an executable format) is the bot's `start_failure`. (The bot-level cases without a
+//! match are in the sandbox's `host_faults` tests.)
 
 mod common;
 
@@ -9,12 +10,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::*;
+use sandbox::{Bot, BotCommand, CoreTokens, HostError, SandboxConfig, SpawnError};
 use sha2::{Digest, Sha256};
 use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use shared::FaultKind;
 use worker::job::{JobRunner, LocalArtifacts};
 use worker::referee::{self, MapChoice, MatchSpec, RefereeError, Seat};
-use worker::{Bot, BotCommand, CoreTokens, HostError, SandboxConfig, SpawnError};
+use worker::CompileCache;
 
 /// A tmpfs mounted with `opts` at a fresh folder, unmounted (lazily) when dropped, even when
 /// the test fails.
@@ -102,7 +104,7 @@ fn a_noexec_scratch_mount_is_a_host_error_not_a_start_failure() {
         // And the job is an infrastructure failure, never a result.
         let dir = tempfile::tempdir().unwrap();
         let runner = JobRunner {
-            cache: worker::CompileCache::new(dir.path().join("cache"), cfg.clone()).unwrap(),
+            cache: CompileCache::new(dir.path().join("cache"), cfg.clone()).unwrap(),
             sandbox: cfg.clone(),
             tokens: tokens.clone(),
             worker_id: "test/1".into(),
@@ -118,32 +120,6 @@ fn a_noexec_scratch_mount_is_a_host_error_not_a_start_failure() {
             Err(JobFailure::Infrastructure(why)) => assert!(why.contains("noexec"), "{why}"),
             other => panic!("{:?}: {other:?}", cfg.mode),
         }
-    }
-}
-
-#[test]
-fn a_program_file_without_exec_permission_is_the_hosts_in_plain_mode() {
-    // Plain mode runs the farm's file in place: its modes are the farm's doing.
-    let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("bot");
-    std::fs::copy(bot("test", "answer").program, &exe).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let tokens = CoreTokens::new(1);
-    match Bot::spawn(&BotCommand::new(&exe), &SandboxConfig::plain(), &tokens, 0) {
-        Err(SpawnError::Host { source, .. }) => {
-            assert_eq!(source.raw_os_error(), Some(libc::EACCES))
-        }
-        other => panic!("{other:?}"),
-    }
-    // A directory where the program should be: the host's too.
-    match Bot::spawn(
-        &BotCommand::new(dir.path()),
-        &SandboxConfig::plain(),
-        &tokens,
-        0,
-    ) {
-        Err(SpawnError::Host { .. }) => {}
-        other => panic!("{other:?}"),
     }
 }
 
@@ -212,8 +188,8 @@ fn bomberman_job(seats: Vec<SeatSpec>) -> Job {
 
 #[test]
 fn proboj_processes_split_host_and_program_start_failures() {
+    use sandbox::StartError;
     use worker::proboj::process::{Launch, SandboxedProcess};
-    use worker::StartError;
     let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("player");
     std::fs::write(&junk, "not a program").unwrap();
@@ -223,7 +199,7 @@ fn proboj_processes_split_host_and_program_start_failures() {
         args: Vec::new(),
         cwd: dir.path().to_path_buf(),
         read: Vec::new(),
-        limits: worker::Limits::default(),
+        limits: sandbox::Limits::default(),
     };
     let blocker = dir.path().join("a-file");
     std::fs::write(&blocker, "").unwrap();
@@ -245,63 +221,5 @@ fn proboj_processes_split_host_and_program_start_failures() {
             Err(StartError::Host(HostError::Io { .. })) => {}
             other => panic!("{:?}: {:?}", cfg.mode, other.map(|_| ())),
         }
-    }
-}
-
-#[test]
-fn a_script_whose_interpreter_is_missing_is_the_hosts() {
-    // The worker cannot tell a nonsense interpreter from one this host lacks: the host's.
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("bot.sh");
-    std::fs::write(&script, "#!/nonexistent/interpreter\necho hi\n").unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tokens = CoreTokens::new(1);
-    for cfg in modes() {
-        match Bot::spawn(&BotCommand::new(&script), &cfg, &tokens, 0) {
-            Err(SpawnError::Host { source, .. }) => {
-                assert_eq!(source.raw_os_error(), Some(libc::ENOENT), "{source}")
-            }
-            other => panic!("{:?}: {other:?}", cfg.mode),
-        }
-    }
-}
-
-#[test]
-fn bot_folders_left_by_a_dead_worker_are_swept_live_ones_kept() {
-    let tokens = CoreTokens::new(1);
-    for cfg in modes() {
-        let root = tempfile::tempdir().unwrap();
-        let cfg = SandboxConfig {
-            scratch_root: root.path().to_path_buf(),
-            ..cfg
-        };
-        // A dead worker's folder: its lock file exists but nobody holds the lock (any pid
-        // namespace, any container: a flock dies with its holder).
-        let dead = root.path().join("bot-0123456789abcdef0123456789abcdef");
-        std::fs::create_dir_all(dead.join("scratch")).unwrap();
-        std::fs::write(
-            root.path()
-                .join("bot-0123456789abcdef0123456789abcdef.lock"),
-            "",
-        )
-        .unwrap();
-        // Something else in the root is not ours to remove.
-        std::fs::create_dir(root.path().join("1234-0")).unwrap();
-        let b = Bot::spawn(&bot("test", "answer"), &cfg, &tokens, 0).unwrap();
-        assert!(
-            !dead.exists(),
-            "{:?}: the dead folder was not swept",
-            cfg.mode
-        );
-        assert!(root.path().join("1234-0").exists());
-        let live: Vec<String> = std::fs::read_dir(root.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("bot-") && !n.ends_with(".lock"))
-            .collect();
-        assert_eq!(live.len(), 1, "{live:?}");
-        assert_eq!(live[0].len(), "bot-".len() + 32, "{live:?}");
-        assert!(b.finish().leftovers.is_empty());
-        assert!(!root.path().join(&live[0]).exists());
     }
 }

@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use games::qianwang::{verify, EndReason, MatchRecord, Side};
+use sandbox::{CoreTokens, SandboxConfig};
 use sha2::{Digest, Sha256};
 use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use worker::job::{unsupported, version_of, JobRunner, LocalArtifacts};
-use worker::{CompileCache, CoreTokens, SandboxConfig};
+use worker::CompileCache;
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
 const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");

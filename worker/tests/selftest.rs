@@ -8,8 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::*;
+use sandbox::{CoreTokens, SandboxConfig, SandboxMode};
 use worker::selftest::{self, SelfTestError};
-use worker::{CompileCache, CoreTokens, SandboxConfig, SandboxMode};
+use worker::CompileCache;
 
 /// A tmpfs mounted noexec at a fresh folder, unmounted when dropped (even on a failed test).
 struct NoexecTmpfs(tempfile::TempDir);

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use sandbox::SandboxMode;
 use worker::proboj::{self, Ending, RunOptions, Summary};
-use worker::SandboxMode;
 
 #[derive(Args, Debug)]
 pub struct ProbojArgs {

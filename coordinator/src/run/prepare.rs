@@ -560,15 +560,10 @@ fn lock_output(output: &Path) -> Result<File> {
     // few seconds before calling the folder busy.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let locked = loop {
-        // SAFETY: flock on a descriptor we own; the lock lives as long as the File.
-        let rc = unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&f),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        };
-        if rc == 0 || std::time::Instant::now() >= until {
-            break rc == 0;
+        // The lock lives as long as the File.
+        let locked = sandbox::fdio::try_lock_exclusive(&f);
+        if locked || std::time::Instant::now() >= until {
+            break locked;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     };

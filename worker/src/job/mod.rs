@@ -17,10 +17,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use games::bomberman as bm;
+use sandbox::{BotCommand, CoreTokens, SandboxConfig};
 use shared::msg::{GameJob, Job, JobFailure, JobReport, ProgramRef, SeatSpec};
 use shared::{Fault, FaultKind};
 
-use crate::bot::{BotCommand, CoreTokens, SandboxConfig};
 use crate::compile::CompileCache;
 
 /// The rules versions of every game this worker plays (for its heartbeat).

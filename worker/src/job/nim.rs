@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use games::nim::{self, NimRecord, Player, SeatFault};
+use sandbox::{Bot, SpawnError};
 use shared::msg::{Job, JobFailure, NimJob};
 use shared::{Fault, FaultKind};
 
 use super::{Artifacts, JobRunner};
-use crate::bot::{Bot, SpawnError};
 
 /// The rules version of Nim jobs.
 pub use games::nim::VERSION;

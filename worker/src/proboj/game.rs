@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crate::sandbox::{Limits, StartError};
+use sandbox::{Limits, StartError};
 
 use super::config::{Command, Config, Game};
 use super::log::{Drain, Log};

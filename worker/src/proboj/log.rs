@@ -9,9 +9,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use sandbox::fdio::{self, PollFd};
 
 enum Sink {
     Off,
@@ -146,22 +148,17 @@ fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
     let mut buf = vec![0u8; 64 << 10];
     loop {
         let stopping = stop.load(Ordering::SeqCst);
-        let mut fds: Vec<libc::pollfd> = pipes
+        let mut fds: Vec<PollFd> = pipes
             .iter()
             .zip(&open)
             .filter(|(_, o)| **o)
-            .map(|((fd, _), _)| libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
+            .map(|((fd, _), _)| PollFd::readable(fd.as_raw_fd()))
             .collect();
         if fds.is_empty() {
             return;
         }
-        let timeout = if stopping { 0 } else { 50 };
-        // SAFETY: a valid array of pollfds.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        let timeout = Duration::from_millis(if stopping { 0 } else { 50 });
+        let _ = fdio::poll(&mut fds, timeout);
         let mut got_any = false;
         for (i, (fd, log)) in pipes.iter().enumerate() {
             if !open[i] {
@@ -169,15 +166,14 @@ fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
             }
             // Read what is there now (the pipe is non-blocking).
             for _ in 0..16 {
-                // SAFETY: reading into our buffer.
-                let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                if n > 0 {
-                    log.stderr(&buf[..n as usize]);
-                    got_any = true;
-                    continue;
-                }
-                if n == 0 {
-                    open[i] = false;
+                match fdio::read(fd.as_raw_fd(), &mut buf) {
+                    Ok(0) => open[i] = false,
+                    Ok(n) => {
+                        log.stderr(&buf[..n]);
+                        got_any = true;
+                        continue;
+                    }
+                    Err(_) => {}
                 }
                 break;
             }

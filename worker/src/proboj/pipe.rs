@@ -6,6 +6,8 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use sandbox::fdio::{self, PollFd};
+
 /// Why a read or write did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PipeError {
@@ -47,15 +49,9 @@ fn wait_ready(
             }
             wait = wait.min(left);
         }
-        let mut pfd = libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        };
-        let ms = wait.as_micros().div_ceil(1000).max(1) as i32;
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r > 0 {
+        // Whole milliseconds, rounded up.
+        let wait = Duration::from_millis(wait.as_micros().div_ceil(1000).max(1) as u64);
+        if matches!(fdio::poll(&mut [PollFd::new(fd, events)], wait), Ok(n) if n > 0) {
             return Ok(());
         }
     }
@@ -68,14 +64,8 @@ fn poll_once(fd: RawFd, deadline: Option<Instant>) {
     if let Some(d) = deadline {
         wait = wait.min(d.saturating_duration_since(Instant::now()));
     }
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = wait.as_micros().div_ceil(1000) as i32;
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, ms) };
+    let wait = Duration::from_millis(wait.as_micros().div_ceil(1000) as u64);
+    let _ = fdio::poll(&mut [PollFd::readable(fd)], wait);
 }
 
 impl LineReader {
@@ -118,23 +108,13 @@ impl LineReader {
             // Read into spare capacity: no zeroing of 64 KiB per read (this loop is the hot path
             // of every READ PLAYER).
             self.buf.reserve(64 << 10);
-            let spare = self.buf.spare_capacity_mut();
-            // SAFETY: read writes at most `spare.len()` bytes into the buffer's spare capacity.
-            let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
-            let err = std::io::Error::last_os_error();
-            if n > 0 {
-                let len = self.buf.len() + n as usize;
-                // SAFETY: the kernel initialised the `n` bytes after the old length.
-                unsafe { self.buf.set_len(len) };
-                continue;
-            }
-            if n == 0 {
-                return Err(PipeError::Closed);
-            }
+            let err = match fdio::read_append(fd, &mut self.buf) {
+                Ok(0) => return Err(PipeError::Closed),
+                Ok(_) => continue,
+                Err(err) => err,
+            };
             match err.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EINTR) => {
-                    wait_ready(fd, libc::POLLIN, deadline, stop)?
-                }
+                Some(libc::EAGAIN) | Some(libc::EINTR) => wait_ready(fd, fdio::IN, deadline, stop)?,
                 _ => return Err(PipeError::Closed),
             }
         }
@@ -175,20 +155,22 @@ pub fn write_all(
 ) -> Result<(), PipeError> {
     let mut blocked = false;
     while !data.is_empty() {
-        // SAFETY: writing from our slice.
-        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-        if n > 0 {
-            data = &data[n as usize..];
-            continue;
-        }
-        let err = std::io::Error::last_os_error();
+        let err = match fdio::write(fd, data) {
+            Ok(n) if n > 0 => {
+                data = &data[n..];
+                continue;
+            }
+            // Nothing written of a non-empty slice: try again when the pipe is writable.
+            Ok(_) => std::io::Error::from_raw_os_error(libc::EAGAIN),
+            Err(err) => err,
+        };
         match err.raw_os_error() {
             Some(libc::EAGAIN) | Some(libc::EINTR) => {
                 if !blocked {
                     blocked = true;
                     on_block();
                 }
-                wait_ready(fd, libc::POLLOUT, deadline, stop)?;
+                wait_ready(fd, fdio::OUT, deadline, stop)?;
             }
             _ => return Err(PipeError::Closed),
         }

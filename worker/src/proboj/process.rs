@@ -6,10 +6,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::sandbox::lock::FsPolicy;
-use crate::sandbox::prepare::{self, Spec};
-use crate::sandbox::process::Process;
-use crate::sandbox::{Limits, SandboxConfig, SandboxMode, StartError};
+use sandbox::lock::FsPolicy;
+use sandbox::prepare::{self, Spec};
+use sandbox::process::Process;
+use sandbox::{Limits, SandboxConfig, SandboxMode, StartError};
 
 /// What to start.
 #[derive(Debug, Clone)]

@@ -7,8 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sandbox::{Limits, SandboxConfig};
-use crate::tokens::CoreTokens;
+use sandbox::{CoreTokens, Limits, SandboxConfig};
 
 use super::log::Log;
 use super::pipe::{self, LineReader, PipeError};

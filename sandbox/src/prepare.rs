@@ -1,7 +1,7 @@
 //! Starting one sandboxed process: everything is prepared here in the parent (private program
 //! copy, scratch dir, uid lease, cgroups, landlock ruleset, seccomp programs, rlimits, pipes),
 //! then one fork-like clone runs `child::child_main`, and the CLOEXEC error pipe tells whether
-//! the exec happened. Every failure is classified on the fault boundary (`super::error`): only
+//! the exec happened. Every failure is classified on the fault boundary ([`crate::error`]): only
 //! an exec the program itself makes impossible is the program's.
 
 use std::ffi::CString;
@@ -15,13 +15,14 @@ use nix::fcntl::OFlag;
 use super::cgroup::BotCgroups;
 use super::child::{self, ChildPlan, InitPlan, MountOp, Stage};
 use super::error::{classify_child_failure, HostError, StartError};
+use super::fdio::{self, PollFd};
 use super::folder::{self, LockedDir};
 use super::lock::{self, FsPolicy};
 use super::process::{Process, Resources};
 use super::{seccomp, uids, HostSupport, Limits, SandboxConfig, SandboxMode};
 
 /// What to run and how (bots and the compiler differ in program handling and writable dirs).
-pub(crate) struct Spec<'a> {
+pub struct Spec<'a> {
     pub program: &'a Path,
     pub args: &'a [String],
     pub env: Vec<(String, String)>,
@@ -46,7 +47,7 @@ pub(crate) const BOT_DIR_PREFIX: &str = "bot-";
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// Start `spec` under `cfg`. Errors name the step that failed and whose fault it is.
-pub(crate) fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, StartError> {
+pub fn start(cfg: &SandboxConfig, spec: &Spec) -> Result<Process, StartError> {
     let mode = cfg.effective_mode();
     let host = HostSupport::get();
     announce(cfg, mode, host);
@@ -372,40 +373,20 @@ fn read_with_timeout(fd: &OwnedFd, buf: &mut [u8], timeout: Duration) -> usize {
     let mut got = 0;
     while got < buf.len() {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let mut pfd = libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
-        if r == 0 {
-            return got.max(1); // no answer in time: treat as a failure
+        // Whole milliseconds, as before (a poll in ms truncated the wait).
+        let left = Duration::from_millis(left.as_millis().min(i32::MAX as u128) as u64);
+        match fdio::poll(&mut [PollFd::readable(fd.as_raw_fd())], left) {
+            Ok(0) => return got.max(1), // no answer in time: treat as a failure
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return got.max(1),
         }
-        if r < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return got.max(1);
+        match fdio::read(fd.as_raw_fd(), &mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return got.max(1),
         }
-        // SAFETY: reading into the unfilled tail of `buf`.
-        let n = unsafe {
-            libc::read(
-                fd.as_raw_fd(),
-                buf[got..].as_mut_ptr().cast(),
-                buf.len() - got,
-            )
-        };
-        if n == 0 {
-            break;
-        }
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return got.max(1);
-        }
-        got += n as usize;
     }
     got
 }

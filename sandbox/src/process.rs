@@ -6,6 +6,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::cgroup::BotCgroups;
+use super::fdio::{self, PollFd};
 use super::folder::LockedDir;
 use super::uids::{self, UidLease};
 use super::SandboxMode;
@@ -36,14 +37,14 @@ impl Resources {
 
 /// One started process tree.
 #[derive(Debug)]
-pub(crate) struct Process {
+pub struct Process {
     /// Our direct child: the reaping init, or the bot itself in plain mode.
     leader: i32,
     /// The bot's main process (host pid) = its process group id; None if it was gone too soon.
-    pub(crate) bot_pid: Option<i32>,
-    pub(crate) stdin: Option<OwnedFd>,
-    pub(crate) stdout: OwnedFd,
-    pub(crate) stderr: OwnedFd,
+    pub bot_pid: Option<i32>,
+    pub stdin: Option<OwnedFd>,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
     status: Option<OwnedFd>,
     /// The bot's raw wait status, once known.
     bot_status: Option<i32>,
@@ -78,8 +79,13 @@ impl Process {
         }
     }
 
+    /// The pool uid the process runs under (`Full` mode as root), if any.
+    pub fn uid(&self) -> Option<u32> {
+        self.res.uid.as_ref().map(|l| l.uid)
+    }
+
     /// Send `sig` to the bot's process group.
-    pub(crate) fn signal_group(&self, sig: i32) {
+    pub fn signal_group(&self, sig: i32) {
         if let Some(pgid) = self.bot_pid.filter(|p| *p > 1) {
             // SAFETY: kill has no memory-safety preconditions; pgid > 1 never means "everyone".
             unsafe { libc::kill(-pgid, sig) };
@@ -87,7 +93,7 @@ impl Process {
     }
 
     /// Kill every process of the bot now (group, pid namespace, cgroup). Does not wait.
-    pub(crate) fn kill_now(&self) {
+    pub fn kill_now(&self) {
         self.signal_group(libc::SIGKILL);
         if self.res.mode == SandboxMode::Full && !self.leader_reaped && self.leader > 1 {
             // Pid 1 of the bot's pid namespace: its death takes every process in it along.
@@ -97,7 +103,7 @@ impl Process {
     }
 
     /// The bot's raw wait status if it has ended (non-blocking).
-    pub(crate) fn try_status(&mut self) -> Option<i32> {
+    pub fn try_status(&mut self) -> Option<i32> {
         if self.bot_status.is_some() {
             return self.bot_status;
         }
@@ -113,9 +119,7 @@ impl Process {
             }
             Some(fd) => {
                 let mut buf = [0u8; 4];
-                // SAFETY: reading into a local buffer.
-                let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), 4) };
-                if n == 4 {
+                if fdio::read(fd.as_raw_fd(), &mut buf).ok() == Some(4) {
                     self.bot_status = Some(i32::from_ne_bytes(buf));
                 }
             }
@@ -124,7 +128,7 @@ impl Process {
     }
 
     /// Wait up to `timeout` for the bot's wait status.
-    pub(crate) fn wait_status(&mut self, timeout: Duration) -> Option<i32> {
+    pub fn wait_status(&mut self, timeout: Duration) -> Option<i32> {
         let until = Instant::now() + timeout;
         loop {
             if let Some(s) = self.try_status() {
@@ -135,18 +139,13 @@ impl Process {
             }
             match &self.status {
                 Some(fd) => {
-                    let mut pfd = libc::pollfd {
-                        fd: fd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    let ms = until
+                    let mut pfd = [PollFd::readable(fd.as_raw_fd())];
+                    let wait = until
                         .saturating_duration_since(Instant::now())
-                        .as_millis()
-                        .max(1) as i32;
-                    // SAFETY: one valid pollfd.
-                    unsafe { libc::poll(&mut pfd, 1, ms) };
-                    if pfd.revents & libc::POLLHUP != 0 && pfd.revents & libc::POLLIN == 0 {
+                        .max(Duration::from_millis(1));
+                    let _ = fdio::poll(&mut pfd, wait);
+                    let ev = pfd[0].revents();
+                    if ev & fdio::HUP != 0 && ev & fdio::IN == 0 {
                         // The init is gone without a word: it was killed (by us).
                         return self.try_status();
                     }
@@ -167,17 +166,10 @@ impl Process {
         let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.leader, 0) } as i32;
         loop {
             if pidfd >= 0 {
-                let mut pfd = libc::pollfd {
-                    fd: pidfd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                let ms = until
+                let wait = until
                     .saturating_duration_since(Instant::now())
-                    .as_millis()
-                    .clamp(1, 100) as i32;
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut pfd, 1, ms) };
+                    .clamp(Duration::from_millis(1), Duration::from_millis(100));
+                let _ = fdio::poll(&mut [PollFd::readable(pidfd)], wait);
             }
             let mut st = 0;
             // SAFETY: waitpid on our own child.
@@ -205,7 +197,7 @@ impl Process {
 
     /// Kill everything, reap, verify nothing is left, remove the private folder and cgroups.
     /// Returns a description of every leftover (empty when clean).
-    pub(crate) fn cleanup(mut self) -> Vec<String> {
+    pub fn cleanup(mut self) -> Vec<String> {
         self.kill_now();
         if let Some(cg) = &self.res.cgroups {
             cg.kill_all(Duration::from_secs(2));

@@ -17,7 +17,6 @@
 //! at all is a leftover too (the creator always makes the lock file first).
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,7 +24,7 @@ use std::time::{Duration, Instant};
 
 /// A folder that exists (and is locked) until dropped.
 #[derive(Debug)]
-pub(crate) struct LockedDir {
+pub struct LockedDir {
     path: PathBuf,
     lock_path: PathBuf,
     _lock: File,
@@ -33,7 +32,7 @@ pub(crate) struct LockedDir {
 
 impl LockedDir {
     /// Make a fresh `<root>/<prefix><hex>` folder (`root` must exist).
-    pub(crate) fn create(root: &Path, prefix: &str) -> std::io::Result<LockedDir> {
+    pub fn create(root: &Path, prefix: &str) -> std::io::Result<LockedDir> {
         for _ in 0..64 {
             let name = format!("{prefix}{}", random_hex()?);
             let path = root.join(&name);
@@ -85,7 +84,7 @@ impl LockedDir {
         ))
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
@@ -98,7 +97,7 @@ impl LockedDir {
     }
 
     /// Remove the folder and its lock file; what could not be removed is returned.
-    pub(crate) fn remove(self) -> Option<String> {
+    pub fn remove(self) -> Option<String> {
         let left = match std::fs::remove_dir_all(&self.path) {
             Err(e) if self.path.exists() => {
                 Some(format!("folder {} not removed: {e}", self.path.display()))
@@ -114,7 +113,7 @@ impl LockedDir {
 
 /// Remove every `<prefix>*` folder (and lock file) in `root` whose lock nobody holds.
 /// Returns how many folders were removed.
-pub(crate) fn sweep(root: &Path, prefix: &str) -> usize {
+pub fn sweep(root: &Path, prefix: &str) -> usize {
     let Ok(entries) = std::fs::read_dir(root) else {
         return 0;
     };
@@ -158,7 +157,7 @@ pub(crate) fn sweep(root: &Path, prefix: &str) -> usize {
 }
 
 /// [`sweep`] at the first call for `root` and then at most once per `every`.
-pub(crate) fn sweep_now_and_then(root: &Path, prefix: &str, every: Duration) -> usize {
+pub fn sweep_now_and_then(root: &Path, prefix: &str, every: Duration) -> usize {
     static LAST: Mutex<Vec<(PathBuf, Instant)>> = Mutex::new(Vec::new());
     {
         let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
@@ -173,8 +172,7 @@ pub(crate) fn sweep_now_and_then(root: &Path, prefix: &str, every: Duration) -> 
 }
 
 fn try_lock(f: &File) -> bool {
-    // SAFETY: flock on an fd we own.
-    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    crate::fdio::try_lock_exclusive(f)
 }
 
 /// 32 hex digits from the OS RNG.

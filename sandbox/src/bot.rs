@@ -3,7 +3,7 @@
 //! it is SIGSTOPped), classify every way it can fail, and at the end kill everything it started
 //! and prove that nothing is left.
 //!
-//! Start-up failures are split on the fault boundary (see `sandbox::error` for the rule):
+//! Start-up failures are split on the fault boundary (see [`crate::error`] for the rule):
 //! [`SpawnError::Bot`] is the bot's `start_failure` (its program is not executable, ENOEXEC),
 //! [`SpawnError::Host`] is the host's (our program copy, scratch, uid lease, cgroups, mounts,
 //! landlock/seccomp set-up, a noexec scratch mount, ...) and must never be scored.
@@ -17,12 +17,11 @@ use std::time::{Duration, Instant};
 use shared::{Fault, FaultKind};
 
 use crate::capture::HeadTail;
-use crate::sandbox::lock::FsPolicy;
-use crate::sandbox::prepare::{self, Spec};
-use crate::sandbox::process::Process;
-pub use crate::sandbox::{HostError, SandboxConfig, StartError};
+use crate::lock::FsPolicy;
+use crate::prepare::{self, Spec};
+use crate::process::Process;
 use crate::timing::{BotTiming, CpuClock, RunQueueClock};
-pub use crate::tokens::CoreTokens;
+use crate::{CoreTokens, HostError, SandboxConfig, StartError};
 
 /// An executable to run as a bot (already compiled).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use shared::{Fault, FaultKind};
 
 use super::Bot;
+use crate::fdio::{self, PollFd};
 use crate::timing::{current_thread_waited_ns, TurnTiming};
 
 /// Longest answer line accepted (without the line end).
@@ -142,24 +143,14 @@ impl Bot {
             return (true, false);
         };
         let mut fds = [
-            libc::pollfd {
-                fd: p.stdout.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: p.stderr.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            PollFd::readable(p.stdout.as_raw_fd()),
+            PollFd::readable(p.stderr.as_raw_fd()),
         ];
-        // SAFETY: two valid pollfds, no wait.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, 0) };
-        if r < 0 {
+        if fdio::poll(&mut fds, Duration::ZERO).is_err() {
             // Could not tell: look at both, as a read would.
             return (true, true);
         }
-        (fds[0].revents != 0, fds[1].revents != 0)
+        (fds[0].ready(), fds[1].ready())
     }
 
     /// The time charged for an answer that arrived `elapsed` into the turn: plain wall time
@@ -246,36 +237,19 @@ impl Bot {
                     },
                 )
             };
+            // Negative fds (stderr closed, input all sent) are ignored.
             let mut fds = [
-                libc::pollfd {
-                    fd: stdout_fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: stderr_fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: if written < input.len() { stdin_fd } else { -1 },
-                    events: libc::POLLOUT,
-                    revents: 0,
-                },
+                PollFd::readable(stdout_fd),
+                PollFd::readable(stderr_fd),
+                PollFd::new(if written < input.len() { stdin_fd } else { -1 }, fdio::OUT),
             ];
-            let ts = libc::timespec {
-                tv_sec: wait.as_secs() as libc::time_t,
-                tv_nsec: wait.subsec_nanos() as libc::c_long,
-            };
-            // SAFETY: three valid pollfds (negative fds are ignored by the kernel).
-            let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, &ts, std::ptr::null()) };
-            if r <= 0 {
+            if !matches!(fdio::poll(&mut fds, wait), Ok(n) if n > 0) {
                 continue;
             }
-            if fds[1].revents != 0 {
+            if fds[1].ready() {
                 stderr_open = self.drain_stderr(turn)?;
             }
-            if fds[0].revents != 0 {
+            if fds[0].ready() {
                 match self.read_stdout() {
                     Read::Eof => return Err(self.death(turn, Duration::from_millis(500))),
                     Read::Nothing => {}
@@ -336,20 +310,18 @@ impl Bot {
         let mut buf = [0u8; 4096];
         let mut got = false;
         loop {
-            // SAFETY: reading into a local buffer.
-            let n = unsafe { libc::read(p.stdout.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n > 0 {
-                self.pending.extend_from_slice(&buf[..n as usize]);
-                got = true;
-                if self.pending.len() > 64 * 1024 {
-                    return Read::Data;
+            let err = match fdio::read(p.stdout.as_raw_fd(), &mut buf) {
+                Ok(0) => return if got { Read::Data } else { Read::Eof },
+                Ok(n) => {
+                    self.pending.extend_from_slice(&buf[..n]);
+                    got = true;
+                    if self.pending.len() > 64 * 1024 {
+                        return Read::Data;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if n == 0 {
-                return if got { Read::Data } else { Read::Eof };
-            }
-            let err = std::io::Error::last_os_error();
+                Err(err) => err,
+            };
             if err.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
@@ -367,14 +339,12 @@ impl Bot {
         let Some(fd) = self.proc_.as_ref().and_then(|p| p.stdin.as_ref()) else {
             return Err(());
         };
-        // SAFETY: writing from a valid slice.
-        let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        match std::io::Error::last_os_error().kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(0),
-            _ => Err(()),
+        match fdio::write(fd.as_raw_fd(), data) {
+            Ok(n) => Ok(n),
+            Err(e) => match e.kind() {
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(0),
+                _ => Err(()),
+            },
         }
     }
 
@@ -398,19 +368,17 @@ impl Bot {
     pub(super) fn drain_stderr_fd(&mut self, fd: RawFd) -> bool {
         let mut buf = [0u8; 16384];
         loop {
-            // SAFETY: reading into a local buffer.
-            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n > 0 {
-                self.stderr.push(&buf[..n as usize]);
-                if self.stderr.total() > self.cfg.stderr_limit {
-                    return true;
+            let kind = match fdio::read(fd, &mut buf) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.stderr.push(&buf[..n]);
+                    if self.stderr.total() > self.cfg.stderr_limit {
+                        return true;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if n == 0 {
-                return false;
-            }
-            let kind = std::io::Error::last_os_error().kind();
+                Err(e) => e.kind(),
+            };
             if kind == std::io::ErrorKind::Interrupted {
                 continue;
             }

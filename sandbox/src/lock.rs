@@ -13,7 +13,7 @@ use landlock::{
 
 /// What one sandboxed process may touch.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct FsPolicy {
+pub struct FsPolicy {
     /// Read-only (directories: recursively).
     pub read: Vec<PathBuf>,
     /// Read + execute (files or directories).

@@ -9,8 +9,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SandboxMode};
 use shared::FaultKind;
-use worker::{Bot, BotCommand, CoreTokens, SandboxConfig, SandboxMode};
 
 fn hostile(name: &str) -> BotCommand {
     bot("hostile", name)

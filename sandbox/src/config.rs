@@ -1,29 +1,10 @@
-//! The bot sandbox: configuration, host detection and the layers applied between fork and exec.
-//!
-//! Layers, strongest mode first (`SandboxMode::Full`, root with CAP_SYS_ADMIN): per-bot cgroups
-//! (v1 memory + pids + cpuacct, v2 `cgroup.kill`) -> clone into fresh net/pid/mount/ipc/uts
-//! namespaces under a tiny reaping init -> private mounts (hidepid /proc, tmpfs scratch with a
-//! quota) -> rlimits -> a pooled uid per concurrent bot -> NO_NEW_PRIVS -> landlock -> seccomp ->
-//! execve. `Unprivileged` keeps rlimits, NO_NEW_PRIVS, landlock and seccomp, with a subreaper
-//! init instead of a pid namespace. `Off` is the plain mode: own session and process group,
-//! empty environment, rlimits.
-
-pub(crate) mod cgroup;
-pub(crate) mod child;
-pub mod error;
-pub(crate) mod folder;
-pub(crate) mod host;
-pub(crate) mod lock;
-pub(crate) mod prepare;
-pub(crate) mod process;
-pub(crate) mod seccomp;
-pub(crate) mod uids;
+//! How bots are run: the isolation mode, the resource limits and every other setting of the
+//! sandbox ([`SandboxConfig`]), and the one-line description of what is in force.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use error::{HostError, StartError};
-pub use host::HostSupport;
+use crate::{seccomp, HostSupport};
 
 /// Which isolation to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -97,7 +78,7 @@ pub struct SandboxConfig {
     /// program copy runs from there. Default `$TMPDIR/matchfarm-scratch`.
     pub scratch_root: PathBuf,
     /// Where uid leases (flocked `<uid>.lock` files) live: one host-wide folder shared by every
-    /// worker of the host (see `sandbox::uids`). Default [`default_uid_lock_dir`].
+    /// worker of the host (see the `uids` module). Default [`default_uid_lock_dir`].
     pub uid_lock_dir: PathBuf,
     /// First uid of the pool used when the worker is root (one uid per concurrent bot).
     pub uid_base: u32,

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use worker::{Bot, BotCommand, CoreTokens, SandboxConfig, SandboxMode};
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SandboxMode};
 
 const CHILD_ENV: &str = "FARM_TEST_UID_CHILD";
 /// Children each bot forks (each bot also counts itself); the limit is `Limits::processes` (32).
@@ -90,7 +90,7 @@ fn two_worker_processes_sharing_the_lease_folder_never_share_a_uid() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("hog.cpp");
     std::fs::write(&src, HOG.replace("FORKS", &FORKS.to_string())).unwrap();
-    let exe = cache().executable_for(&src).unwrap();
+    let exe = compile(&src);
     let uids = dir.path().join("uids");
     let barrier = dir.path().join("barrier");
     std::fs::create_dir(&barrier).unwrap();

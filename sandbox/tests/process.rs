@@ -7,8 +7,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use common::*;
+use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 use shared::FaultKind;
-use worker::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 
 fn expect_fault(bad: &BotCommand, kind: FaultKind, turn: u32) {
     for cfg in modes() {

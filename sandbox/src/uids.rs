@@ -20,7 +20,6 @@
 //! is why the lock folder (or disjoint ranges) is the real guarantee.
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -83,8 +82,7 @@ pub(crate) fn lease(
                 path: path.clone(),
                 source,
             })?;
-        // SAFETY: flock on an fd we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if !crate::fdio::try_lock_exclusive(&file) {
             continue;
         }
         if has_processes(uid) {
