@@ -164,7 +164,7 @@ pub async fn local(
     let runner = JobRunner {
         cache,
         sandbox: opts.sandbox.clone(),
-        tokens: worker::CoreTokens::default_for_host(),
+        tokens: sandbox::CoreTokens::default_for_host(),
         worker_id: format!("{}/local", crate::broker::hostname()),
     };
     let workers = concurrency.clamp(1, games.len().max(1));
