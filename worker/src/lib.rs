@@ -2,7 +2,9 @@
 //! applied to them (`sandbox`), core tokens that bound how many bots think at once (`tokens`),
 //! the content-addressed compile cache (`compile`), the start-up self-test (`selftest`), the
 //! Bomberman referee loop with its match clock (`referee`), the job runner for every game
-//! (`job`: bomberman, 钳王, proboj and Nim jobs), the proboj runner (`proboj`) and 钳王's JavaScript bots (`qianwang`).
+//! (`job`: bomberman, 钳王, proboj and Nim jobs), the proboj runner (`proboj`) and 钳王's JavaScript bots (`qianwang`),
+//! and the cluster worker loop of `farm worker` (`serve`: jobs from RabbitMQ, artifacts from
+//! Redis, reports through an outbox, over the `broker` crate's vocabulary).
 
 pub mod bot;
 pub mod capture;
@@ -14,6 +16,7 @@ pub mod qianwang;
 pub mod referee;
 pub mod sandbox;
 pub mod selftest;
+pub mod serve;
 pub mod timing;
 pub mod tokens;
 

@@ -8,15 +8,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use broker::{Shutdown, Store};
 use games::accept::Accepted;
 use shared::msg::{GameJob, Job, ProbojJob};
 use worker::proboj::config::RawConfig;
 use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
-use crate::broker::store::Store;
 use crate::dispatch::Dispatcher;
-use crate::shutdown::Shutdown;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
