@@ -1,12 +1,13 @@
 //! The coordinator: the `farm` CLI's commands (`cmd`, `run` with `--until-settled`, `sprt`),
 //! the one dispatcher over the one transport (`dispatch`: every use's jobs go out and their
 //! reports come back through it, held to their jobs by `games::accept`), ordered
-//! checkpointing, live ratings (Wald and map-unit bootstrap intervals) and metrics, the cluster
-//! worker loop (`cluster::consumer`) and the 钳王 ladder service. Effectful shell around the
-//! pure `shared` and `games`.
+//! checkpointing, live ratings (Wald and map-unit bootstrap intervals) and metrics, the
+//! transports (embedded, RabbitMQ), the coordinator's cluster commands (`cluster`) and the 钳王
+//! ladder service. `farm worker` only turns its flags into a `worker::serve::ServeConfig`: the
+//! loop is the worker crate's, and what both sides speak is the `broker` crate. Effectful shell
+//! around the pure `shared` and `games`.
 
 pub mod botprep;
-pub mod broker;
 pub mod clock;
 pub mod cluster;
 pub mod cmd;
@@ -20,7 +21,6 @@ pub mod progress;
 pub mod replay_file;
 pub mod roster;
 pub mod run;
-pub mod shutdown;
 pub mod sprt;
 pub mod transport;
 pub mod workspace;

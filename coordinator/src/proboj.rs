@@ -18,7 +18,7 @@ use worker::proboj::{Config, Game, GameOutcome, RunOptions};
 use worker::CompileCache;
 
 use crate::dispatch::Dispatcher;
-use crate::shutdown::Shutdown;
+use broker::Shutdown;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
 
@@ -165,7 +165,7 @@ pub async fn local(
         cache,
         sandbox: opts.sandbox.clone(),
         tokens: sandbox::CoreTokens::default_for_host(),
-        worker_id: format!("{}/local", crate::broker::hostname()),
+        worker_id: format!("{}/local", broker::hostname()),
     };
     let workers = concurrency.clamp(1, games.len().max(1));
     let transport = Embedded::start_steered(

@@ -8,8 +8,8 @@ mod cluster_support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use broker::Store;
 use cluster_support::*;
-use coordinator::broker::store::Store;
 use coordinator::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use coordinator::transport::Transport;
 use shared::msg::{Job, ProgramRef, SeatSpec};

@@ -385,7 +385,7 @@ fn compose_prometheus_and_k8s_use_the_binaries_config_names() {
         "KEDA's pattern of the jobs queues"
     );
     // The pattern's meaning (prefix, anything, suffix) holds for the names the cluster uses.
-    let jobs = coordinator::broker::Names::for_tournament(&"0f".repeat(32)).jobs;
+    let jobs = broker::Names::for_tournament(&"0f".repeat(32)).jobs;
     let middle = jobs
         .strip_prefix("farm.")
         .and_then(|r| r.strip_suffix(".jobs"));

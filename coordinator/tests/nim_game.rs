@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use broker::Store;
 use cluster_support::{root, setup, Farm, BROKER, KEY};
-use coordinator::broker::store::Store;
 use coordinator::dispatch::Dispatcher;
 use coordinator::transport::embedded::Embedded;
 use coordinator::transport::rabbitmq::{ClusterSpec, RabbitMq};

@@ -5,6 +5,8 @@
 //! jobs), the proboj runner (`proboj`), 钳王's JavaScript bots (`qianwang`) and the worker's
 //! Prometheus metrics (`metrics`). Its fd I/O (proboj pipes, compiler output, locks) goes
 //! through `sandbox::fdio`: the worker makes no raw syscalls of its own.
+//! The cluster worker loop of `farm worker` is `serve` (jobs from RabbitMQ, artifacts from
+//! Redis, reports through an outbox, over the `broker` crate's vocabulary).
 
 pub mod compile;
 pub mod job;
@@ -13,5 +15,6 @@ pub mod proboj;
 pub mod qianwang;
 pub mod referee;
 pub mod selftest;
+pub mod serve;
 
 pub use compile::{CompileCache, CompileError};

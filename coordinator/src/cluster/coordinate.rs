@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use broker::Store;
 use shared::msg::ProgramRef;
 
-use crate::broker::store::Store;
 use crate::run::execute::{drive, Engine, Finished};
 use crate::run::prepare::Plan;
 use crate::run::stop::StopRule;

@@ -1,11 +1,8 @@
-//! Cluster mode's commands, over the broker vocabulary in `crate::broker`: the farm key (one
-//! clap group for every cluster command), the coordinator's side in `coordinate` (uploads, the
-//! transport, the worker view) and `proboj` (games.json on the cluster), the worker's side in
-//! `consumer` (stateless job consumer) with `artifacts` (fetch by sha256, re-hash, cache on
-//! disk).
+//! The coordinator's cluster commands, over the `broker` crate's vocabulary: the farm key (one
+//! clap group for every command that talks to the cluster), `coordinate` (a tournament on the
+//! cluster: uploads, the RabbitMQ transport, the worker view) and `proboj` (games.json on the
+//! cluster). The workers' side, the `farm worker` loop, is `worker::serve`.
 
-pub mod artifacts;
-pub mod consumer;
 pub mod coordinate;
 pub mod proboj;
 

@@ -7,14 +7,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use broker::{Shutdown, Store};
 use worker::proboj::config::RawConfig;
 use worker::proboj::remote;
 use worker::proboj::{Config, Game, GameOutcome};
 
-use crate::broker::store::Store;
 use crate::dispatch::Dispatcher;
 use crate::proboj::OnStop;
-use crate::shutdown::Shutdown;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 

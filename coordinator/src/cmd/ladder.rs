@@ -184,7 +184,7 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                     _ => None,
                 },
             };
-            let stop = crate::shutdown::Shutdown::on_signals("the ladder stops serving")
+            let stop = broker::Shutdown::on_signals("the ladder stops serving")
                 .context("installing the SIGTERM/SIGINT handlers")?;
             runtime.block_on(serve(cfg, stop))?;
             Ok(ExitCode::SUCCESS)

@@ -77,7 +77,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     opts.sandbox.mode = mode(&args.sandbox)?;
     std::fs::create_dir_all(&config.game_root)
         .with_context(|| format!("game_root {}", config.game_root.display()))?;
-    let stop = crate::shutdown::Shutdown::on_signals("interrupting the games in progress")
+    let stop = broker::Shutdown::on_signals("interrupting the games in progress")
         .context("installing the SIGTERM/SIGINT handlers")?;
     eprintln!(
         "proboj: {} games, {} at once; {}",

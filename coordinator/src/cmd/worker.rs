@@ -1,15 +1,17 @@
 //! `farm worker`: a stateless cluster worker. Everything comes from flags or the environment
 //! (broker, Redis, slots, farm key, scratch folder), so containers and autoscalers can start and
-//! stop any number of them; SIGTERM finishes or requeues the matches in hand, then exits.
+//! stop any number of them; SIGTERM finishes or requeues the matches in hand, then exits. The
+//! flags become a [`ServeConfig`] for the worker loop, `worker::serve`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use broker::Shutdown;
 use clap::Args;
+use worker::serve::{serve, ServeConfig};
 
 use crate::botprep::{default_cache_dir, BotPrep, SandboxArgs};
-use crate::cluster::consumer::{serve, WorkerConfig};
 
 #[derive(Args, Debug, Clone)]
 pub struct WorkerArgs {
@@ -88,7 +90,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
     let id = args
         .id
         .clone()
-        .unwrap_or_else(|| format!("{}-{}", crate::broker::hostname(), std::process::id()));
+        .unwrap_or_else(|| format!("{}-{}", broker::hostname(), std::process::id()));
     let scratch = args.scratch.clone().unwrap_or_else(|| {
         args.sandbox
             .cache_dir
@@ -119,7 +121,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         }
     }
     let runner = prep.into_runner(id.clone());
-    let cfg = WorkerConfig {
+    let cfg = ServeConfig {
         broker,
         redis,
         slots,
@@ -127,10 +129,10 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         scratch,
         id,
         manifest_digest,
+        redelivered: Some(crate::metrics::global().redelivered.clone()),
     };
-    let stop =
-        crate::shutdown::Shutdown::on_signals("taking no more jobs, finishing the matches in hand")
-            .context("installing the SIGTERM/SIGINT handlers")?;
+    let stop = Shutdown::on_signals("taking no more jobs, finishing the matches in hand")
+        .context("installing the SIGTERM/SIGINT handlers")?;
     runtime.block_on(serve(cfg, runner, stop))?;
     Ok(ExitCode::SUCCESS)
 }

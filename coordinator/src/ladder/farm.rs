@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use broker::Store;
 use games::qianwang::MatchRecord;
 use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
 use tokio::sync::{mpsc, oneshot};
 use worker::job::Artifacts;
 
-use crate::broker::store::Store;
 use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};

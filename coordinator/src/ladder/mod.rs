@@ -70,7 +70,7 @@ pub fn database_url(data: &Path, database: Option<&str>) -> Result<String> {
 
 /// Runs the ladder until `stop` (SIGINT/SIGTERM for `farm ladder serve`). Prints `ladder
 /// listening on http://ADDR` once ready.
-pub async fn serve(cfg: ServeConfig, stop: crate::shutdown::Shutdown) -> Result<()> {
+pub async fn serve(cfg: ServeConfig, stop: broker::Shutdown) -> Result<()> {
     let url = database_url(&cfg.data, cfg.database.as_deref())?;
     let db = db::Db::open(&url).await?;
     let code = Arc::new(farm::CodeFolder::new(cfg.data.join("code"))?);

@@ -84,7 +84,7 @@ pub async fn embedded(
     }
     worker::metrics::global().slots.set(plan.workers as i64);
     crate::metrics::global().workers.set(plan.workers as i64);
-    let runner = Arc::new(prep.into_runner(format!("embedded@{}", crate::broker::hostname())));
+    let runner = Arc::new(prep.into_runner(format!("embedded@{}", broker::hostname())));
     let transport = Embedded::start(plan.workers, plan.workers * 2, runner, Arc::new(artifacts));
     tracing::info!(transport = %transport.describe(), "dispatching");
     drive(plan, engine, transport, programs, stop).await

@@ -26,13 +26,12 @@ use lapin::types::FieldTable;
 use lapin::{Channel, Connection};
 use tokio::sync::mpsc;
 
+use broker::{backoff, connect, persistent, Names, Store};
 use shared::codec::{self, FarmKey};
 use shared::msg::{Job, JobFailure, JobReport};
 
 use super::watch::Watch;
 use super::{Delivery, Transport};
-use crate::broker::store::Store;
-use crate::broker::{backoff, connect, persistent, Names};
 use readers::{read_dead, read_results};
 use upkeep::owner_token;
 
@@ -439,7 +438,7 @@ impl Transport for RabbitMq {
     fn describe(&self) -> String {
         format!(
             "RabbitMQ {} (queue {})",
-            crate::broker::redact(&self.spec.broker),
+            broker::redact(&self.spec.broker),
             self.names.jobs
         )
     }

@@ -11,12 +11,11 @@ use lapin::options::*;
 use lapin::types::AMQPValue;
 use tokio::sync::mpsc;
 
+use broker::{Store, REASON_HEADER};
 use shared::codec::{self, FarmKey};
 use shared::msg::{Job, JobReport};
 
 use super::Event;
-use crate::broker::store::Store;
-use crate::broker::REASON_HEADER;
 
 pub(super) async fn read_results(
     mut consumer: lapin::Consumer,
@@ -102,7 +101,7 @@ pub(super) async fn read_dead(
                 header("x-first-death-reason").map(|r| match r.as_str() {
                     "delivery_limit" => format!(
                         "delivered {} times without a result (poison job or workers dying on it)",
-                        crate::broker::DELIVERY_LIMIT
+                        broker::DELIVERY_LIMIT
                     ),
                     _ => format!("dead-lettered by the broker: {r}"),
                 })

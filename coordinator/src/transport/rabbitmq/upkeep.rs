@@ -205,7 +205,7 @@ impl RabbitMq {
 pub(super) fn owner_token() -> String {
     format!(
         "{}:{}:{:016x}",
-        crate::broker::hostname(),
+        broker::hostname(),
         std::process::id(),
         rand::random::<u64>()
     )
@@ -218,7 +218,7 @@ fn holder_is_dead(holder: &str) -> bool {
     let (Some(_token), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
         return false;
     };
-    if host != crate::broker::hostname() {
+    if host != broker::hostname() {
         return false;
     }
     match pid.parse::<u32>() {

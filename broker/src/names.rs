@@ -1,25 +1,10 @@
-//! The cluster's vocabulary over RabbitMQ and Redis, spoken by both sides: the queue names of a
-//! tournament and how they are declared, how to connect and back off, the headers and delivery
-//! mode, and the Redis store (`store`). The coordinator's transport (`transport::rabbitmq`) and
-//! the cluster commands (`cluster`: the worker loop, uploads, proboj) build on it; it depends on
-//! neither.
+//! The RabbitMQ names of one tournament (jobs and results queues, the dead-letter exchange and
+//! its queue) and how both sides declare them, with the same arguments, so either may come first.
 
-pub mod store;
-
-use std::time::Duration;
-
-use anyhow::{Context, Result};
 use lapin::types::{AMQPValue, FieldTable, LongString};
-use lapin::{options::*, BasicProperties, Channel, ExchangeKind};
+use lapin::{options::*, Channel, ExchangeKind};
 
-/// Jobs a worker has tried this often (deaths, requeues) are dead-lettered as poison.
-pub const DELIVERY_LIMIT: i32 = 5;
-/// AMQP header a worker sets on a job it refuses, giving the reason.
-pub const REASON_HEADER: &str = "x-farm-reason";
-/// A worker's heartbeat expires after this long without renewal.
-pub const HEARTBEAT_TTL: Duration = Duration::from_secs(10);
-/// Version a worker announces in its heartbeat.
-pub const WORKER_VERSION: &str = env!("CARGO_PKG_VERSION");
+use crate::{BrokerError, DELIVERY_LIMIT};
 
 /// The RabbitMQ names of one tournament.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +40,7 @@ impl Names {
     }
 
     /// Declare every queue and exchange (idempotent; both sides call it with the same arguments).
-    pub async fn declare(&self, ch: &Channel) -> Result<()> {
+    pub async fn declare(&self, ch: &Channel) -> Result<(), BrokerError> {
         let durable = QueueDeclareOptions {
             durable: true,
             ..Default::default()
@@ -70,10 +55,16 @@ impl Names {
             FieldTable::default(),
         )
         .await
-        .with_context(|| format!("declaring exchange {}", self.dlx))?;
+        .map_err(|source| BrokerError::DeclareExchange {
+            name: self.dlx.clone(),
+            source,
+        })?;
         ch.queue_declare(&self.dlq, durable, quorum())
             .await
-            .with_context(|| format!("declaring queue {}", self.dlq))?;
+            .map_err(|source| BrokerError::DeclareQueue {
+                name: self.dlq.clone(),
+                source,
+            })?;
         ch.queue_bind(
             &self.dlq,
             &self.dlx,
@@ -82,7 +73,11 @@ impl Names {
             FieldTable::default(),
         )
         .await
-        .with_context(|| format!("binding {} to {}", self.dlq, self.dlx))?;
+        .map_err(|source| BrokerError::Bind {
+            queue: self.dlq.clone(),
+            exchange: self.dlx.clone(),
+            source,
+        })?;
         let mut jobs = quorum();
         jobs.insert(
             "x-delivery-limit".into(),
@@ -94,15 +89,21 @@ impl Names {
         );
         ch.queue_declare(&self.jobs, durable, jobs)
             .await
-            .with_context(|| format!("declaring queue {}", self.jobs))?;
+            .map_err(|source| BrokerError::DeclareQueue {
+                name: self.jobs.clone(),
+                source,
+            })?;
         ch.queue_declare(&self.results, durable, quorum())
             .await
-            .with_context(|| format!("declaring queue {}", self.results))?;
+            .map_err(|source| BrokerError::DeclareQueue {
+                name: self.results.clone(),
+                source,
+            })?;
         Ok(())
     }
 
     /// Remove the tournament's queues and exchange (after a finished run, or by tests).
-    pub async fn delete(&self, ch: &Channel) -> Result<()> {
+    pub async fn delete(&self, ch: &Channel) -> Result<(), BrokerError> {
         for q in [&self.jobs, &self.results, &self.dlq] {
             ch.queue_delete(q, QueueDeleteOptions::default()).await?;
         }
@@ -119,50 +120,6 @@ fn quorum() -> FieldTable {
         AMQPValue::LongString(LongString::from(b"quorum".to_vec())),
     );
     t
-}
-
-/// Connect to RabbitMQ (lapin's own executor; works under tokio).
-pub async fn connect(broker: &str) -> Result<lapin::Connection> {
-    lapin::Connection::connect(broker, lapin::ConnectionProperties::default())
-        .await
-        .with_context(|| format!("connecting to the broker {}", redact(broker)))
-}
-
-/// A URL with its password hidden, for messages.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            match creds.find(':') {
-                Some(c) => format!("{}{}:***{}", &url[..s + 3], &creds[..c], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
-
-/// Exponential backoff with jitter for reconnects: attempt 0 -> ~0.2 s, capped near 10 s.
-pub fn backoff(attempt: u32) -> Duration {
-    let base = 200u64.saturating_mul(1u64 << attempt.min(6)).min(10_000);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    Duration::from_millis(base / 2 + nanos % (base / 2 + 1))
-}
-
-/// This host's name.
-pub fn hostname() -> String {
-    nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "localhost".to_string())
-}
-
-/// Persistent delivery mode.
-pub fn persistent() -> BasicProperties {
-    BasicProperties::default().with_delivery_mode(2)
 }
 
 #[cfg(test)]

@@ -5,12 +5,36 @@
 //! the coordinator's ownership lease of a tournament (`farm:t:<id>:owner`, expiring) and worker
 //! heartbeats (`farm:worker:<id>`, expiring).
 
-use anyhow::{Context, Result};
 use redis::aio::ConnectionManager;
-use redis::AsyncCommands;
+use redis::{AsyncCommands, RedisError};
 use serde::{Deserialize, Serialize};
 
-use super::HEARTBEAT_TTL;
+use crate::{redact, HEARTBEAT_TTL};
+
+/// What went wrong talking to Redis (URLs in messages have their password hidden).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("bad Redis URL {url}")]
+    BadUrl {
+        url: String,
+        #[source]
+        source: RedisError,
+    },
+    #[error("connecting to Redis at {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: RedisError,
+    },
+    /// A command failed (connection lost, wrong type...).
+    #[error(transparent)]
+    Redis(#[from] RedisError),
+    /// A heartbeat could not be written as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// What a worker announces about itself.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -49,12 +73,17 @@ const TOURNAMENTS: &str = "farm:tournaments";
 
 impl Store {
     pub async fn connect(url: &str) -> Result<Store> {
-        let client = redis::Client::open(url)
-            .with_context(|| format!("bad Redis URL {}", super::redact(url)))?;
+        let client = redis::Client::open(url).map_err(|source| StoreError::BadUrl {
+            url: redact(url),
+            source,
+        })?;
         let con = client
             .get_connection_manager()
             .await
-            .with_context(|| format!("connecting to Redis at {}", super::redact(url)))?;
+            .map_err(|source| StoreError::Connect {
+                url: redact(url),
+                source,
+            })?;
         Ok(Store { con })
     }
 

@@ -2,7 +2,8 @@
 //! do not match their name are refused, never cached) and kept in a local disk cache, so each
 //! host downloads a program once. The Bomberman referee package travels the same way: the job
 //! names its manifest by digest, the manifest's files are fetched and re-hashed, and its VERSION
-//! must be the referee this worker runs (checked once per digest).
+//! must be the referee this worker runs (checked once per digest). The coordinator's upload side
+//! is [`broker::Store::put_artifact`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,10 +11,11 @@ use std::sync::Mutex;
 
 use games::bomberman as bm;
 
+use broker::Store;
 use shared::msg::{GameJob, Job, JobFailure, PackageFile, ProgramRef};
-use worker::job::LocalArtifacts;
 
-use crate::broker::store::Store;
+use super::Chain;
+use crate::job::LocalArtifacts;
 
 /// Fetch-and-verify cache of programs on this host.
 pub struct RedisArtifacts {
@@ -136,8 +138,9 @@ impl RedisArtifacts {
             .await
             .map_err(|e| {
                 JobFailure::Infrastructure(format!(
-                    "fetching {} from Redis: {e:#}",
-                    program.file_name
+                    "fetching {} from Redis: {}",
+                    program.file_name,
+                    Chain(&e)
                 ))
             })?
             .ok_or_else(|| {

@@ -1,0 +1,262 @@
+//! One broker session of the worker: connect, follow the tournaments announced in Redis, take a
+//! job (`basic.get`, round robin over the served queues) whenever a slot is free, admit it
+//! (signature, tournament, referee version, pin, not already completed) or refuse it to the
+//! dead-letter queue with the reason, and deliver the outbox. A session ends with Ok after a
+//! graceful stop, with a [`SessionError`] when the connection broke (the caller reconnects).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lapin::message::Delivery;
+use lapin::options::*;
+use lapin::types::{AMQPValue, FieldTable, LongString};
+use lapin::{Channel, Connection};
+use tokio::task::JoinSet;
+
+use broker::{connect, persistent, BrokerError, Names, REASON_HEADER};
+use shared::codec;
+use shared::msg::{GameJob, Job};
+
+use super::outbox::{deliver, play};
+use super::{Chain, Ctx};
+
+/// Why a broker session ended (logged; the worker reconnects).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SessionError {
+    #[error(transparent)]
+    Broker(#[from] BrokerError),
+    #[error(transparent)]
+    Amqp(#[from] lapin::Error),
+    #[error("acknowledging a job (the broker will redeliver it)")]
+    Ack(#[source] lapin::Error),
+    #[error("publishing the report of match {number} (kept to send again)")]
+    Publish {
+        number: u64,
+        #[source]
+        source: lapin::Error,
+    },
+    #[error("confirming the report of match {number} (kept to send again)")]
+    Confirm {
+        number: u64,
+        #[source]
+        source: lapin::Error,
+    },
+    #[error("the broker refused the report of match {number} (kept to send again)")]
+    ReportRefused { number: u64 },
+    #[error("the broker refused a dead letter")]
+    DeadLetterRefused,
+}
+
+type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+async fn open_channel(conn: &Connection) -> Result<Channel> {
+    let ch = conn.create_channel().await?;
+    ch.confirm_select(ConfirmSelectOptions::default()).await?;
+    Ok(ch)
+}
+
+/// One broker connection: Ok(()) after a graceful stop, Err when the connection broke.
+pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()> {
+    let conn = connect(&ctx.cfg.broker).await?;
+    let mut ch = open_channel(&conn).await?;
+    tracing::info!("connected to the broker");
+    let mut served: Vec<Names> = Vec::new();
+    let mut listed = Instant::now() - Duration::from_secs(60);
+    let mut turn = 0usize;
+    loop {
+        deliver(&ctx, &ch).await?;
+        if ctx.stopping() {
+            if tasks.is_empty() && ctx.outbox_len() == 0 {
+                let _ = ch.close(200, "worker stopping").await;
+                let _ = conn.close(200, "worker stopping").await;
+                return Ok(());
+            }
+            tokio::select! {
+                _ = ctx.finished.notified() => {},
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {},
+            }
+            continue;
+        }
+        if listed.elapsed() >= Duration::from_millis(500) {
+            listed = Instant::now();
+            refresh(&ctx, &ch, &mut served).await?;
+        }
+        let mut took = false;
+        if let Ok(permit) = ctx.slots.clone().try_acquire_owned() {
+            if let Some(job) = take(&ctx, &mut ch, &conn, &mut served, &mut turn).await? {
+                tasks.spawn(play(ctx.clone(), job, permit));
+                took = true;
+            }
+        }
+        if !took {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {},
+                _ = ctx.finished.notified() => {},
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
+                _ = ctx.stop.wait() => {},
+            }
+        }
+    }
+}
+
+/// Follow the tournaments announced in Redis: declare the queues of new ones, drop ended ones.
+async fn refresh(ctx: &Ctx, ch: &Channel, served: &mut Vec<Names>) -> Result<()> {
+    let tids = match ctx.store.tournaments().await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("listing tournaments: {}", Chain(&e));
+            return Ok(());
+        }
+    };
+    served.retain(|n| tids.contains(&n.tournament));
+    for tid in tids {
+        if served.iter().any(|n| n.tournament == tid) {
+            continue;
+        }
+        let names = Names::for_tournament(&tid);
+        names.declare(ch).await?;
+        tracing::info!(queue = %names.jobs, "serving tournament");
+        served.push(names);
+    }
+    Ok(())
+}
+
+/// A job taken off a queue, acked, and listed in the heartbeat.
+pub(super) struct Taken {
+    pub names: Names,
+    pub job: Job,
+    pub label: String,
+}
+
+/// Take at most one job from the served queues (round robin). A queue deleted under us (its
+/// tournament ended) closes the channel: open another and forget that tournament.
+async fn take(
+    ctx: &Ctx,
+    ch: &mut Channel,
+    conn: &Connection,
+    served: &mut Vec<Names>,
+    turn: &mut usize,
+) -> Result<Option<Taken>> {
+    for i in 0..served.len() {
+        let k = (*turn + i) % served.len();
+        let got = ch
+            .basic_get(&served[k].jobs, BasicGetOptions { no_ack: false })
+            .await;
+        let msg = match got {
+            Ok(Some(m)) => m,
+            Ok(None) => continue,
+            Err(e) if e.to_string().contains("NOT_FOUND") => {
+                tracing::info!(queue = %served[k].jobs, "tournament queue gone");
+                served.remove(k);
+                *ch = open_channel(conn).await?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        *turn = k + 1;
+        let names = served[k].clone();
+        let d = msg.delivery;
+        if d.redelivered {
+            if let Some(counter) = &ctx.cfg.redelivered {
+                counter.inc();
+            }
+        }
+        return admit(ctx, ch, names, d).await;
+    }
+    Ok(None)
+}
+
+/// Check a delivery; refuse it to the dead-letter queue, drop it as already completed, or make
+/// it this worker's (listed in the heartbeat, then acked).
+async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Option<Taken>> {
+    let job: Job = match codec::decode(&d.data, &ctx.cfg.key) {
+        Ok(j) => j,
+        Err(e) => {
+            let why = format!("refused by worker {}: {e}", ctx.cfg.id);
+            dead_letter(ctx, ch, &names, &d, &why).await?;
+            return Ok(None);
+        }
+    };
+    if job.tournament != names.tournament {
+        let why = format!(
+            "job of tournament {} sent to the queue of {}",
+            job.tournament, names.tournament
+        );
+        dead_letter(ctx, ch, &names, &d, &why).await?;
+        return Ok(None);
+    }
+    if let Some(failure) = crate::job::unsupported(&job) {
+        let why = format!("worker {}: {failure}", ctx.cfg.id);
+        dead_letter(ctx, ch, &names, &d, &why).await?;
+        return Ok(None);
+    }
+    if let (Some(mine), GameJob::Bomberman(_)) = (&ctx.cfg.manifest_digest, &job.game) {
+        if *mine != job.manifest_digest {
+            let why = format!(
+                "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
+                job.number, job.manifest_digest, ctx.cfg.id
+            );
+            dead_letter(ctx, ch, &names, &d, &why).await?;
+            return Ok(None);
+        }
+    }
+    if ctx
+        .store
+        .is_done(&job.tournament, job.number)
+        .await
+        .unwrap_or(false)
+    {
+        tracing::debug!(number = job.number, "already completed; dropped");
+        d.acker.ack(BasicAckOptions::default()).await?;
+        return Ok(None);
+    }
+    let label = format!("{}#{}", job.tournament, job.number);
+    if let Ok(mut c) = ctx.current.lock() {
+        c.insert(label.clone());
+    }
+    // Listed before acked: the coordinator never sees the job neither queued nor held.
+    ctx.beat().await;
+    if let Err(e) = d.acker.ack(BasicAckOptions::default()).await {
+        if let Ok(mut c) = ctx.current.lock() {
+            c.remove(&label);
+        }
+        return Err(SessionError::Ack(e));
+    }
+    Ok(Some(Taken { names, job, label }))
+}
+
+/// Send a refused job to the dead-letter exchange with the reason, then ack the original.
+async fn dead_letter(
+    ctx: &Ctx,
+    ch: &Channel,
+    names: &Names,
+    d: &Delivery,
+    why: &str,
+) -> Result<()> {
+    tracing::warn!(queue = %names.jobs, "dead-lettering a job: {why}");
+    let mut headers = FieldTable::default();
+    headers.insert(
+        REASON_HEADER.into(),
+        AMQPValue::LongString(LongString::from(why.as_bytes().to_vec())),
+    );
+    headers.insert(
+        "x-farm-worker".into(),
+        AMQPValue::LongString(LongString::from(ctx.cfg.id.as_bytes().to_vec())),
+    );
+    let confirm = ch
+        .basic_publish(
+            &names.dlx,
+            "",
+            BasicPublishOptions::default(),
+            &d.data,
+            persistent().with_headers(headers),
+        )
+        .await?
+        .await?;
+    if !confirm.is_ack() {
+        return Err(SessionError::DeadLetterRefused);
+    }
+    d.acker.ack(BasicAckOptions::default()).await?;
+    Ok(())
+}
