@@ -3,7 +3,7 @@
 //! ([`games::accept::accept`]). Reports of another tournament, of a job not in flight and
 //! duplicates are dropped (and acknowledged) here, once, for every use. What a use does with a
 //! result is its sink, the code around [`Dispatcher::next_batch`]: the tournament's checkpoint
-//! log (`run::execute`), the ladder's waiters (`ladder::farm`), proboj's game folders
+//! log (`run::execute`), the ladder's waiters (`ladder_farm`), proboj's game folders
 //! (`proboj`, on this machine and on the cluster).
 
 use std::collections::HashMap;

@@ -2,10 +2,11 @@
 //! the one dispatcher over the one transport (`dispatch`: every use's jobs go out and their
 //! reports come back through it, held to their jobs by `games::accept`), ordered
 //! checkpointing, live ratings (Wald and map-unit bootstrap intervals) and metrics, the
-//! transports (embedded, RabbitMQ), the coordinator's cluster commands (`cluster`) and the 钳王
-//! ladder service. `farm worker` only turns its flags into a `worker::serve::ServeConfig`: the
-//! loop is the worker crate's, and what both sides speak is the `broker` crate. Effectful shell
-//! around the pure `shared` and `games`.
+//! transports (embedded, RabbitMQ), the coordinator's cluster commands (`cluster`), proboj
+//! games as jobs (`proboj`) and the farm that plays the 钳王 ladder's games (`ladder_farm`,
+//! plugged into the `ladder` crate's service by `farm ladder serve`). `farm worker` only turns
+//! its flags into a `worker::serve::ServeConfig`: the loop is the worker crate's, and what both
+//! sides speak is the `broker` crate. Effectful shell around the pure `shared` and `games`.
 
 pub mod botprep;
 pub mod clock;
@@ -13,7 +14,7 @@ pub mod cluster;
 pub mod cmd;
 pub mod dispatch;
 pub mod fsio;
-pub mod ladder;
+pub mod ladder_farm;
 pub mod logging;
 pub mod metrics;
 pub mod proboj;

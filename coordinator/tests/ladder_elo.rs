@@ -9,8 +9,8 @@
 
 mod ladder_support;
 
-use coordinator::ladder::elo;
 use games::qianwang::ladder::GameResult::{Loss, Win};
+use ladder::elo;
 use ladder_support::{bot, Backend, Ladder, Opts};
 use serde_json::Value;
 

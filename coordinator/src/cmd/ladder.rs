@@ -1,5 +1,7 @@
-//! `farm ladder`: the 钳王 ladder service (`serve`) and its admin CLI (`admin`: create players and
-//! keys, list, rotate keys, verify emails by hand, set RP), both on the same --data/--database.
+//! `farm ladder`: the 钳王 ladder service (`serve`: the `ladder` crate's server, its games played
+//! by the farm of [`crate::ladder_farm`], embedded or on a cluster) and its admin CLI (`admin`:
+//! create players and keys, list, rotate keys, verify emails by hand, set RP), both on the same
+//! --data/--database.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,10 +10,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
-use crate::ladder::db::Db;
-use crate::ladder::limits::Rate;
-use crate::ladder::service::{new_key, tier_json};
-use crate::ladder::{database_url, serve, ClusterConfig, ServeConfig};
+use ladder::db::Db;
+use ladder::limits::Rate;
+use ladder::service::{new_key, tier_json};
+use ladder::{database_url, ServeConfig, Server};
+
+use crate::botprep::{BotPrep, SandboxArgs};
+use crate::ladder_farm::{self, FarmKind};
 
 #[derive(Args, Debug)]
 pub struct LadderArgs {
@@ -162,31 +167,53 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
             if workers == 0 {
                 anyhow::bail!("--workers must be positive");
             }
+            let data = a.store.data.clone();
             let cfg = ServeConfig {
                 data: a.store.data,
                 database: a.store.database,
                 listen: a.listen,
-                workers,
                 training: a.training_bots,
                 challenge_rate: a.rate_challenge,
                 submit_rate: a.rate_submit,
                 auth_rate: a.rate_auth,
                 max_code_bytes: a.max_code_bytes,
-                job_timeout: Duration::from_secs(a.job_timeout.max(1)),
-                cores: a.cores,
-                cluster: match (a.broker, a.redis) {
-                    (Some(broker), Some(redis)) => Some(ClusterConfig {
+            };
+            // Made once the ladder's storage is open (its errors come first).
+            let (broker, redis, key, cores) = (a.broker, a.redis, a.key, a.cores);
+            let kind = move || -> Result<FarmKind> {
+                Ok(match (broker, redis) {
+                    (Some(broker), Some(redis)) => FarmKind::Cluster {
                         broker,
                         redis,
-                        key: a.key,
-                        name: a.cluster_name,
-                    }),
-                    _ => None,
-                },
+                        key: key.load()?,
+                        tournament: a.cluster_name,
+                    },
+                    _ => {
+                        let prep = BotPrep::new(&SandboxArgs {
+                            cache_dir: Some(data.join("cache")),
+                            cores,
+                            scratch_dir: None,
+                            uid_lease_dir: None,
+                            uid_base: 60001,
+                            uid_count: 256,
+                        })?;
+                        let id = format!("ladder-{}", std::process::id());
+                        FarmKind::Embedded {
+                            workers,
+                            runner: Box::new(prep.into_runner(id)),
+                        }
+                    }
+                })
             };
+            let timeout = Duration::from_secs(a.job_timeout.max(1));
             let stop = broker::Shutdown::on_signals("the ladder stops serving")
                 .context("installing the SIGTERM/SIGINT handlers")?;
-            runtime.block_on(serve(cfg, stop))?;
+            runtime.block_on(async move {
+                let server = Server::open(cfg).await?;
+                let farm = ladder_farm::start(kind()?, server.code(), timeout).await?;
+                server.serve(farm, async move { stop.wait().await }).await?;
+                anyhow::Ok(())
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         LadderCommand::Admin(a) => runtime.block_on(admin(a)),

@@ -34,24 +34,21 @@ pub fn bot(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn pg(sql: &str) {
+/// Runs SQL on a database URL through the ladder crate's own connection (panics on failure).
+fn run_sql(url: &str, sql: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async {
-        use sqlx::Connection;
-        let mut c = sqlx::postgres::PgConnection::connect(PG_ADMIN_URL)
-            .await
-            .unwrap_or_else(|e| {
-                panic!("PostgreSQL at {PG_ADMIN_URL}: {e} (the ladder tests need it)")
-            });
-        sqlx::raw_sql(sql)
-            .execute(&mut c)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        c.close().await.ok();
-    });
+    rt.block_on(ladder::db::run_sql(url, sql))
+        .unwrap_or_else(|e| {
+            let why = ladder::error::chain(&e);
+            panic!("{sql} on {url}: {why} (the ladder tests need this database)")
+        });
+}
+
+fn pg(sql: &str) {
+    run_sql(PG_ADMIN_URL, sql);
 }
 
 /// Server options the tests vary.
@@ -257,36 +254,13 @@ impl Ladder {
     /// Runs SQL (one or more statements) on this ladder's own database, SQLite or PostgreSQL;
     /// panics on failure. Stop the server first when the SQL changes the schema.
     pub fn sql(&self, sql: &str) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            use sqlx::Connection;
-            match &self.database {
-                Some(url) => {
-                    let mut c = sqlx::postgres::PgConnection::connect(url)
-                        .await
-                        .unwrap_or_else(|e| panic!("{url}: {e}"));
-                    sqlx::raw_sql(sql)
-                        .execute(&mut c)
-                        .await
-                        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-                    c.close().await.ok();
-                }
-                None => {
-                    let url = format!("sqlite://{}", self.data.path().join("ladder.db").display());
-                    let mut c = sqlx::sqlite::SqliteConnection::connect(&url)
-                        .await
-                        .unwrap_or_else(|e| panic!("{url}: {e}"));
-                    sqlx::raw_sql(sql)
-                        .execute(&mut c)
-                        .await
-                        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-                    c.close().await.ok();
-                }
-            }
-        });
+        match &self.database {
+            Some(url) => run_sql(url, sql),
+            None => run_sql(
+                &format!("sqlite://{}", self.data.path().join("ladder.db").display()),
+                sql,
+            ),
+        }
     }
 
     pub fn set_rp(&self, name: &str, rp: u32) {

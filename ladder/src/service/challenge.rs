@@ -9,11 +9,11 @@ use rand::RngCore;
 use serde_json::{json, Value};
 
 use super::{colour, random_hex, reason_str, result_str, tier_json, Ladder, SCORED_PER_PAIR};
-use crate::ladder::db::{now_ms, pair_key, ChallengeWrite, MatchRow, PlayerRow};
-use crate::ladder::elo;
-use crate::ladder::error::ApiError;
-use crate::ladder::farm::Contender;
-use crate::ladder::metrics;
+use crate::db::{now_ms, pair_key, ChallengeWrite, MatchRow, PlayerRow};
+use crate::elo;
+use crate::error::{ApiError, Internal};
+use crate::farm::Contender;
+use crate::metrics;
 
 impl Ladder {
     pub async fn challenge(&self, me: &PlayerRow, target: i64) -> Result<Value, ApiError> {
@@ -66,8 +66,12 @@ impl Ladder {
             let (b, r) = (seat(&them, &their_sha), seat(me, &my_sha));
             tokio::spawn(async move { farm.play(b, r, seeds[1]).await })
         };
-        let join =
-            |e: tokio::task::JoinError| ApiError::internal(anyhow::anyhow!("game task: {e}"));
+        let join = |source| {
+            ApiError::internal(Internal::Task {
+                what: "game",
+                source,
+            })
+        };
         let r1 = g1.await.map_err(join)??;
         let r2 = g2.await.map_err(join)??;
         let m = metrics::global();

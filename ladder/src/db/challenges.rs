@@ -2,10 +2,9 @@
 //! challenge (RP, Elo and records of both bots with its two games, in one transaction) and
 //! reading challenges and games back.
 
-use anyhow::Result;
 use sqlx::Row;
 
-use super::{now_ms, pair_key, Db, Flag};
+use super::{now_ms, pair_key, Db, Flag, Result};
 
 /// One stored challenge game.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -7,10 +7,11 @@ use games::qianwang::Side;
 use serde_json::{json, Value};
 
 use super::{colour, is_fault, reason_str, result_str, Ladder, SMOKE_SEED_BASE};
-use crate::ladder::db::PlayerRow;
-use crate::ladder::error::ApiError;
-use crate::ladder::farm::{self, Contender};
-use crate::ladder::metrics;
+use crate::code::check_code;
+use crate::db::PlayerRow;
+use crate::error::{ApiError, Internal};
+use crate::farm::Contender;
+use crate::metrics;
 
 impl Ladder {
     /// Smoke test, then publish. `code` is already size-checked.
@@ -23,14 +24,19 @@ impl Ladder {
     ) -> Result<Value, ApiError> {
         let m = metrics::global();
         let owned = code.to_string();
-        let loaded = tokio::task::spawn_blocking(move || farm::check_code(&owned))
+        let loaded = tokio::task::spawn_blocking(move || check_code(&owned))
             .await
-            .map_err(|e| ApiError::internal(anyhow::anyhow!("code check task: {e}")))?;
+            .map_err(|source| {
+                ApiError::internal(Internal::Task {
+                    what: "code check",
+                    source,
+                })
+            })?;
         if let Err(why) = loaded {
             m.submissions.with_label_values(&["rejected"]).inc();
             return Err(ApiError::bad_request("invalid_code", why.to_string()));
         }
-        let sha = self.farm.code().put(code)?;
+        let sha = self.code.put(code)?;
         let mut games = Vec::new();
         for (i, t) in self.training.iter().enumerate() {
             for (c, side) in [Side::Black, Side::Red].into_iter().enumerate() {
@@ -55,9 +61,12 @@ impl Ladder {
         let mut report = Vec::new();
         let mut failures = Vec::new();
         for (opponent, side, seed, handle) in games {
-            let rec = handle
-                .await
-                .map_err(|e| ApiError::internal(anyhow::anyhow!("smoke game task: {e}")))??;
+            let rec = handle.await.map_err(|source| {
+                ApiError::internal(Internal::Task {
+                    what: "smoke game",
+                    source,
+                })
+            })??;
             m.matches.with_label_values(&["smoke"]).inc();
             let o = &rec.outcome;
             let result = GameResult::of(o, side);
@@ -130,10 +139,11 @@ impl Ladder {
                 format!("bot {} has no published version {to}", p.id),
             )
         })?;
-        let code =
-            self.db.code(&v.code_sha256).await?.ok_or_else(|| {
-                ApiError::internal(anyhow::anyhow!("code {} missing", v.code_sha256))
-            })?;
+        let code = self
+            .db
+            .code(&v.code_sha256)
+            .await?
+            .ok_or_else(|| ApiError::internal(Internal::MissingCode(v.code_sha256.clone())))?;
         let version = self
             .db
             .publish(p.id, &v.code_sha256, &code, notes, submitted_by, Some(to))

@@ -28,9 +28,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use serde::de::{self, DeserializeOwned, Deserializer, Unexpected, Visitor};
 use serde_json::Value;
 
-use super::db::PlayerRow;
-use super::error::ApiError;
-use super::service::Ladder;
+use crate::db::PlayerRow;
+use crate::error::{ApiError, Internal};
+use crate::service::Ladder;
 
 type St = Arc<Ladder>;
 
@@ -46,7 +46,7 @@ fn client_ip(parts: &Parts) -> Result<String, ApiError> {
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(a)| a.ip().to_string())
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("the server has no client addresses")))
+        .ok_or_else(|| ApiError::internal(Internal::NoClientAddress))
 }
 
 /// A per-bot rate limit a [`Bot`] extractor applies after authenticating.

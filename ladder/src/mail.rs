@@ -3,7 +3,20 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+/// Why a mail was not delivered (or the outbox not made).
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    #[error("creating the mail outbox {}", dir.display())]
+    Outbox {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("writing {}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// One mail to send.
 #[derive(Debug, Clone)]
@@ -15,7 +28,7 @@ pub struct Mail {
 
 /// Something that delivers mail.
 pub trait Mailer: Send + Sync {
-    fn send(&self, mail: &Mail) -> Result<()>;
+    fn send(&self, mail: &Mail) -> Result<(), MailError>;
 }
 
 /// Writes each mail to `<dir>/<millis>-<n>.eml` (headers, blank line, body).
@@ -25,9 +38,11 @@ pub struct OutboxMailer {
 }
 
 impl OutboxMailer {
-    pub fn new(dir: PathBuf) -> Result<OutboxMailer> {
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("creating the mail outbox {}", dir.display()))?;
+    pub fn new(dir: PathBuf) -> Result<OutboxMailer, MailError> {
+        std::fs::create_dir_all(&dir).map_err(|source| MailError::Outbox {
+            dir: dir.clone(),
+            source,
+        })?;
         Ok(OutboxMailer {
             dir,
             counter: std::sync::atomic::AtomicU64::new(0),
@@ -36,7 +51,7 @@ impl OutboxMailer {
 }
 
 impl Mailer for OutboxMailer {
-    fn send(&self, mail: &Mail) -> Result<()> {
+    fn send(&self, mail: &Mail) -> Result<(), MailError> {
         let n = self
             .counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -49,8 +64,14 @@ impl Mailer for OutboxMailer {
             mail.body
         );
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&tmp, text).map_err(|source| MailError::Write {
+            path: tmp.clone(),
+            source,
+        })?;
+        std::fs::rename(&tmp, &path).map_err(|source| MailError::Write {
+            path: path.clone(),
+            source,
+        })?;
         tracing::info!(to = %mail.to, file = %path.display(), "mail written to the outbox");
         Ok(())
     }

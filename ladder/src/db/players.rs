@@ -1,9 +1,8 @@
 //! Bots as stored: name, email, key hash, and their standing (RP, Elo, scored record).
 
-use anyhow::{Context, Result};
 use sqlx::Row;
 
-use super::{now_ms, Db, Flag};
+use super::{now_ms, Db, DbError, Flag, Result};
 
 /// A player (bot) as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -36,7 +35,10 @@ impl Db {
         .bind(now_ms())
         .fetch_one(&self.pool)
         .await
-        .with_context(|| format!("creating player {name:?} (is the name taken?)"))?;
+        .map_err(|source| DbError::CreatePlayer {
+            name: name.to_string(),
+            source,
+        })?;
         Ok(row.try_get("id")?)
     }
 

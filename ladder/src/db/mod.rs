@@ -13,13 +13,46 @@ pub mod email;
 pub mod players;
 pub mod schema;
 
-use anyhow::{Context, Result};
 use sqlx::any::{AnyPoolOptions, AnyTypeInfo, AnyValueRef};
-use sqlx::{Any, AnyPool};
+use sqlx::{Any, AnyConnection, AnyPool, Connection};
 
 pub use challenges::{ChallengeRow, ChallengeWrite, MatchRow};
 pub use code::VersionRow;
 pub use players::PlayerRow;
+
+/// Why the ladder database could not be opened, migrated, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("--database {0:?}: expected a postgres://... or sqlite://... URL")]
+    BadUrl(String),
+    #[error("connecting to the ladder database {url}")]
+    Connect {
+        /// Without its password ([`redact`]).
+        url: String,
+        source: sqlx::Error,
+    },
+    #[error("setting SQLite WAL mode")]
+    Wal(#[source] sqlx::Error),
+    #[error("creating the ladder schema: {statement}")]
+    Schema {
+        /// The statement's first line.
+        statement: String,
+        source: sqlx::Error,
+    },
+    #[error("migrating the ladder schema: adding {table}.{column}")]
+    Migrate {
+        table: &'static str,
+        column: &'static str,
+        source: sqlx::Error,
+    },
+    #[error("creating player {name:?} (is the name taken?)")]
+    CreatePlayer { name: String, source: sqlx::Error },
+    #[error(transparent)]
+    Query(#[from] sqlx::Error),
+}
+
+/// The database layer's results.
+pub type Result<T, E = DbError> = std::result::Result<T, E>;
 
 /// Which database a URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,13 +113,7 @@ impl Db {
     /// schema ([`schema`]).
     pub async fn open(url: &str) -> Result<Db> {
         sqlx::any::install_default_drivers();
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Backend::Postgres
-        } else {
-            anyhow::bail!("--database {url:?}: expected a postgres://... or sqlite://... URL");
-        };
+        let backend = Backend::of(url)?;
         let mut opts = AnyPoolOptions::new().max_connections(8);
         if backend == Backend::Sqlite {
             opts = opts.after_connect(|conn, _| {
@@ -101,20 +128,50 @@ impl Db {
                 })
             });
         }
-        let pool = opts
-            .connect(url)
-            .await
-            .with_context(|| format!("connecting to the ladder database {}", redact(url)))?;
+        let pool = opts.connect(url).await.map_err(|source| DbError::Connect {
+            url: redact(url),
+            source,
+        })?;
         if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL")
                 .execute(&pool)
                 .await
-                .context("setting SQLite WAL mode")?;
+                .map_err(DbError::Wal)?;
         }
         let db = Db { pool, backend };
         db.migrate().await?;
         Ok(db)
     }
+}
+
+impl Backend {
+    /// The backend of a `sqlite://...` or `postgres://...` URL.
+    pub fn of(url: &str) -> Result<Backend> {
+        if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Backend::Postgres)
+        } else {
+            Err(DbError::BadUrl(url.to_string()))
+        }
+    }
+}
+
+/// Runs `sql` (one or more statements, as they are) on the database at `url`, on a connection
+/// of its own and without the ladder's schema: operators' maintenance, and tests setting up a
+/// database (creating one on a PostgreSQL server, or an older schema) for a ladder to open.
+pub async fn run_sql(url: &str, sql: &str) -> Result<()> {
+    sqlx::any::install_default_drivers();
+    Backend::of(url)?;
+    let mut conn = AnyConnection::connect(url)
+        .await
+        .map_err(|source| DbError::Connect {
+            url: redact(url),
+            source,
+        })?;
+    sqlx::raw_sql(sql).execute(&mut conn).await?;
+    conn.close().await?;
+    Ok(())
 }
 
 /// The URL without a password, for messages.

@@ -1,9 +1,8 @@
 //! Code by hash (`ladder_codes`, each program stored once) and each bot's published versions.
 
-use anyhow::Result;
 use sqlx::Row;
 
-use super::{now_ms, Db};
+use super::{now_ms, Db, Result};
 
 /// One published code version.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use super::{key_hash, random_hex, Ladder, EMAIL_TOKEN_MS};
-use crate::ladder::db::{now_ms, PlayerRow};
-use crate::ladder::error::ApiError;
-use crate::ladder::mail::Mail;
+use crate::db::{now_ms, PlayerRow};
+use crate::error::{ApiError, Internal};
+use crate::mail::Mail;
 
 impl Ladder {
     /// Sends a verification token to `email` (or the stored address).
@@ -42,7 +42,12 @@ impl Ladder {
         let mailer = self.mailer.clone();
         tokio::task::spawn_blocking(move || mailer.send(&mail))
             .await
-            .map_err(|e| ApiError::internal(anyhow::anyhow!("mail task: {e}")))??;
+            .map_err(|source| {
+                ApiError::internal(Internal::Task {
+                    what: "mail",
+                    source,
+                })
+            })??;
         Ok(json!({"sent": true, "email": email}))
     }
 

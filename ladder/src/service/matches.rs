@@ -5,8 +5,8 @@ use games::qianwang::MatchRecord;
 use serde_json::{json, Value};
 
 use super::{tier_json, Ladder};
-use crate::ladder::db::{MatchRow, PlayerRow};
-use crate::ladder::error::ApiError;
+use crate::db::{MatchRow, PlayerRow};
+use crate::error::{ApiError, Internal};
 
 impl Ladder {
     /// Games summary of one stored match from `player`'s point of view.
@@ -119,8 +119,12 @@ impl Ladder {
             self.db.match_by_url(url_id).await?.ok_or_else(|| {
                 ApiError::not_found("unknown_match", format!("no match {url_id:?}"))
             })?;
-        let rec: Value = serde_json::from_str(&m.record)
-            .map_err(|e| ApiError::internal(anyhow::anyhow!("stored record {url_id}: {e}")))?;
+        let rec: Value = serde_json::from_str(&m.record).map_err(|source| {
+            ApiError::internal(Internal::Record {
+                url_id: url_id.to_string(),
+                source,
+            })
+        })?;
         Ok(json!({
             "urlId": m.url_id, "challengeId": m.challenge_id, "createdAt": m.created_ms, "seed": m.seed,
             "black": {"botId": m.black_id, "name": m.black_name, "version": m.black_version, "codeSha256": m.black_sha},

@@ -17,11 +17,12 @@ use games::qianwang::{EndReason, Side};
 use rand::RngCore;
 use serde_json::{json, Value};
 
-use super::db::{Db, PlayerRow};
-use super::error::ApiError;
-use super::farm::{Farm, TrainingBot};
-use super::limits::Limiter;
-use super::mail::Mailer;
+use crate::code::{CodeFolder, TrainingBot};
+use crate::db::{Db, PlayerRow};
+use crate::error::{ApiError, Internal};
+use crate::farm::Farm;
+use crate::limits::Limiter;
+use crate::mail::Mailer;
 
 /// Challenges per pair of code hashes that count for RP, Elo and records.
 pub const SCORED_PER_PAIR: i64 = 10;
@@ -33,7 +34,10 @@ const EMAIL_TOKEN_MS: i64 = 24 * 3600 * 1000;
 /// The running ladder.
 pub struct Ladder {
     pub db: Db,
+    /// Where games are played (see [`crate::farm`]).
     pub farm: Farm,
+    /// The code of every contender, by hash, where the farm reads it.
+    pub code: Arc<CodeFolder>,
     pub training: Vec<TrainingBot>,
     pub mailer: Arc<dyn Mailer>,
     pub challenge_limit: Limiter,
@@ -134,23 +138,25 @@ impl Ladder {
             return Ok(None);
         };
         let row = self.db.version(p.id, v).await?.ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!(
-                "bot {} has no row for its version {v}",
-                p.id
-            ))
+            ApiError::internal(Internal::MissingVersion {
+                bot: p.id,
+                version: v,
+            })
         })?;
         Ok(Some((v, row.code_sha256)))
     }
 
     /// Makes sure the code of `sha` is in the code folder (it may only be in the database).
     async fn materialize(&self, sha: &str) -> Result<(), ApiError> {
-        if self.farm.code().path(sha).exists() {
+        if self.code.path(sha).exists() {
             return Ok(());
         }
-        let code = self.db.code(sha).await?.ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("code {sha} is missing from the database"))
-        })?;
-        self.farm.code().put(&code)?;
+        let code = self
+            .db
+            .code(sha)
+            .await?
+            .ok_or_else(|| ApiError::internal(Internal::MissingCode(sha.to_string())))?;
+        self.code.put(&code)?;
         Ok(())
     }
 

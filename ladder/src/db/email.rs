@@ -1,8 +1,6 @@
 //! Email verification tokens (stored hashed; one use each, with an expiry).
 
-use anyhow::Result;
-
-use super::{now_ms, Db};
+use super::{now_ms, Db, Result};
 
 /// A stored token.
 #[derive(Debug, sqlx::FromRow)]

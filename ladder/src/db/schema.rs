@@ -7,10 +7,9 @@
 //! Columns are only ever added, never renamed or dropped, so an older binary still works on a
 //! migrated database (it ignores the new columns; a player it creates gets the default Elo).
 
-use anyhow::{Context, Result};
 use sqlx::Row;
 
-use super::{Backend, Db};
+use super::{Backend, Db, DbError, Result};
 
 /// The first schema (`{ID}`: the backend's auto-increment primary key).
 pub const TABLES: &[&str] = &[
@@ -104,12 +103,19 @@ impl Db {
             sqlx::query(&sql)
                 .execute(&self.pool)
                 .await
-                .with_context(|| format!("creating the ladder schema: {}", first_line(&sql)))?;
+                .map_err(|source| DbError::Schema {
+                    statement: first_line(&sql).to_string(),
+                    source,
+                })?;
         }
-        for (table, column, decl) in ADDED_COLUMNS {
+        for &(table, column, decl) in ADDED_COLUMNS {
             self.add_column(table, column, decl)
                 .await
-                .with_context(|| format!("migrating the ladder schema: adding {table}.{column}"))?;
+                .map_err(|source| DbError::Migrate {
+                    table,
+                    column,
+                    source,
+                })?;
         }
         Ok(())
     }
@@ -117,7 +123,7 @@ impl Db {
     /// Adds `table.column` unless it is there. PostgreSQL says `IF NOT EXISTS` itself; SQLite
     /// cannot, so the column list is read first, and a concurrent opener that added it in the
     /// meantime (the ALTER then fails) counts as done.
-    async fn add_column(&self, table: &str, column: &str, decl: &str) -> Result<()> {
+    async fn add_column(&self, table: &str, column: &str, decl: &str) -> Result<(), sqlx::Error> {
         match self.backend {
             Backend::Postgres => {
                 sqlx::query(&format!(
@@ -135,7 +141,7 @@ impl Db {
                     .await;
                 if let Err(e) = r {
                     if !self.has_column(table, column).await? {
-                        return Err(e.into());
+                        return Err(e);
                     }
                 }
             }
@@ -144,7 +150,7 @@ impl Db {
     }
 
     /// Whether `table` has `column` (SQLite).
-    async fn has_column(&self, table: &str, column: &str) -> Result<bool> {
+    async fn has_column(&self, table: &str, column: &str) -> Result<bool, sqlx::Error> {
         let row = sqlx::query(&format!(
             "SELECT COUNT(*) AS n FROM pragma_table_info('{table}') WHERE name = $1"
         ))
@@ -172,7 +178,7 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(
             decl,
-            format!("BIGINT NOT NULL DEFAULT {}", crate::ladder::elo::INITIAL)
+            format!("BIGINT NOT NULL DEFAULT {}", crate::elo::INITIAL)
         );
     }
 }

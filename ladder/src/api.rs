@@ -1,6 +1,6 @@
 //! The ladder's HTTP surface (axum): the guide's API table with Bearer bot keys, email
 //! verification, the public leaderboard/replay JSON and pages, and `/metrics`. Keys, rate limits
-//! and bodies come through the extractors of [`super::extract`] (bodies as the serde types
+//! and bodies come through the extractors of [`crate::extract`] (bodies as the serde types
 //! below), so every bad request gets a JSON `{error, detail}` saying what is wrong.
 //!
 //! ```text
@@ -33,13 +33,13 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::ApiError;
-use super::extract::{
+use crate::error::{ApiError, Internal};
+use crate::extract::{
     required, short, Bot, Challenges, EmailRequests, Int, JsonBody, OptionalJsonBody, PerIp,
     Submissions, WithBody,
 };
-use super::pages;
-use super::service::Ladder;
+use crate::pages;
+use crate::service::Ladder;
 
 type S = State<Arc<Ladder>>;
 type Answer = Result<Json<Value>, ApiError>;
@@ -82,7 +82,7 @@ async fn metrics() -> Response {
     let mut buf = Vec::new();
     let enc = prometheus::TextEncoder::new();
     if let Err(e) = enc.encode(&prometheus::gather(), &mut buf) {
-        return ApiError::internal(anyhow::anyhow!("encoding metrics: {e}")).into_response();
+        return ApiError::internal(Internal::Metrics(e)).into_response();
     }
     ([(header::CONTENT_TYPE, enc.format_type().to_string())], buf).into_response()
 }
@@ -134,7 +134,7 @@ async fn submit(
 ) -> Answer {
     let code = required(b.code, "code")?;
     if code.len() > l.max_code_bytes {
-        super::metrics::global()
+        crate::metrics::global()
             .submissions
             .with_label_values(&["rejected"])
             .inc();
