@@ -16,11 +16,11 @@ use ladder::farm::{Contender, Farm, FarmError, GameRequest, GameRequests, Reply}
 use shared::msg::{GameJob, Job, ProgramRef, SeatSpec};
 use tokio::sync::oneshot;
 
-use broker::Store;
 use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
+use broker::Store;
 
 /// Where the ladder's games run.
 pub enum FarmKind {

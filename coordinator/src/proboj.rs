@@ -18,9 +18,9 @@ use worker::proboj::{Config, Game, GameOutcome, RunOptions};
 use worker::CompileCache;
 
 use crate::dispatch::Dispatcher;
-use broker::Shutdown;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
+use broker::Shutdown;
 
 /// How the games of one run are played, whatever the transport.
 pub struct Settings {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-
 /// podman's default crun fails on this kind of host's hybrid cgroups (CONTAINERS-NOTES.md).
 pub const RUNC: &str = "/usr/sbin/runc";
 pub const BASE_IMAGE: &str = "docker.io/library/debian:bookworm-slim";
