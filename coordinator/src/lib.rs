@@ -18,7 +18,6 @@ pub mod ladder_farm;
 pub mod logging;
 pub mod metrics;
 pub mod proboj;
-pub mod progress;
 pub mod replay_file;
 pub mod roster;
 pub mod run;

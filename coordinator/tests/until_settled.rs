@@ -1,9 +1,11 @@
 //! `farm run --until-settled` end to end on the four bundled bots (one copy each): it stops
 //! early at a unit boundary, results.json is a prefix of the full run's, the ranking is the
 //! full run's (played in the same `--order rounds`), the stop is explained, a resume of the
-//! stopped run plays nothing and decides the same, and the flag and the order are part of the
-//! run's identity.
+//! stopped run plays nothing and decides the same, the flag and the order are part of the run's
+//! identity, and on the cluster (real RabbitMQ, Redis and `farm worker`) it stops after the same
+//! match with the same results.
 
+mod cluster_support;
 mod common;
 
 use std::path::Path;
@@ -273,4 +275,45 @@ fn rounds_play_the_same_matches_with_every_size_in_the_first_round() {
     ]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--order"), "{err}");
+}
+
+#[test]
+fn on_the_cluster_it_stops_where_the_embedded_run_stops() {
+    let Some(_serial) = cluster_support::setup() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let embedded = tmp.path().join("embedded");
+    let (code, out, err) = run(farm().args(args(&embedded, &["--until-settled"])));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let want = results_without_timing(&embedded);
+    let played = want.as_array().unwrap().len();
+    assert!(played < 160, "the embedded run stopped early");
+
+    let f = cluster_support::Farm::new("settled", 13);
+    let _worker = f.worker("w1", 2);
+    let redis = f.redis_url();
+    let cluster = [
+        "--until-settled",
+        "--broker",
+        cluster_support::BROKER,
+        "--redis",
+        &redis,
+    ];
+    let (code, out, err) = run(farm()
+        .args(args(&f.output(), &cluster))
+        .env("FARM_KEY", cluster_support::KEY));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("RabbitMQ"), "it ran on the cluster:\n{err}");
+    assert_eq!(
+        results_without_timing(&f.output()),
+        want,
+        "the cluster run stops after the same match with the same results"
+    );
+    let stopped = json(&f.output().join("stopped.json"));
+    assert_eq!(stopped["matches_played"], played as u64, "{stopped}");
+    assert_eq!(ranking(&f.output()), ranking(&embedded));
+    // The helpers find the tournament's queue name in the coordinator's log.
+    std::fs::write(f.dir.path().join("coordinator.err"), &err).unwrap();
+    f.assert_queues_gone();
 }

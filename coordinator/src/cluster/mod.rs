@@ -1,9 +1,8 @@
 //! The coordinator's cluster commands, over the `broker` crate's vocabulary: the farm key (one
-//! clap group for every command that talks to the cluster), `coordinate` (a tournament on the
-//! cluster: uploads, the RabbitMQ transport, the worker view) and `proboj` (games.json on the
-//! cluster). The workers' side, the `farm worker` loop, is `worker::serve`.
+//! clap group for every command that talks to the cluster) and `proboj` (games.json on the
+//! cluster). A tournament on the cluster is the run engine's (`run::cluster`); the workers'
+//! side, the `farm worker` loop, is `worker::serve`.
 
-pub mod coordinate;
 pub mod proboj;
 
 use std::path::PathBuf;

@@ -17,10 +17,10 @@ use worker::job::LocalArtifacts;
 use super::checkpoint::{Log, Row, LOG_NAME};
 use super::outputs::{Live, Timings};
 use super::prepare::Plan;
+use super::progress::Progress;
 use super::stop::{StopRule, Stopped};
 use crate::botprep::SandboxArgs;
 use crate::dispatch::{Arrival, Dispatcher};
-use crate::progress::Progress;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
 

@@ -9,9 +9,11 @@
 //! [`execute::Engine`], never these flags, so other commands (`farm sprt`) run through it too.
 
 pub mod checkpoint;
+pub mod cluster;
 pub mod execute;
 pub mod outputs;
 pub mod prepare;
+pub mod progress;
 pub mod stop;
 pub mod viewer_index;
 
@@ -191,7 +193,7 @@ pub async fn dispatch(
                 .redis
                 .as_deref()
                 .context("cluster mode needs --redis (or FARM_REDIS)")?;
-            crate::cluster::coordinate::execute(plan, engine, broker, redis, stop).await
+            cluster::execute(plan, engine, broker, redis, stop).await
         }
         None => execute::embedded(plan, engine, stop).await,
     }

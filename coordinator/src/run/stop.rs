@@ -112,6 +112,8 @@ impl SettleSettings {
 
 /// Key of identity.json's `scoring_code` for --until-settled (present only with the flag).
 pub const UNTIL_SETTLED: &str = "until_settled";
+/// Key of identity.json's `scoring_code` holding the test's parameters.
+pub const SPRT_IDENTITY: &str = "sprt";
 
 /// `--until-settled`: after each whole unit, stop when every adjacent pair of the BT ranking
 /// is separated at the confidence by the map-unit bootstrap; or at the last whole unit within

@@ -25,8 +25,7 @@ use crate::run::prepare::{self, ScheduleSource, Setup, Tournament};
 use crate::run::{ClusterArgs, MetricsArgs};
 use rule::{SprtRule, SPRT_NAME};
 
-/// Key of identity.json's `scoring_code` holding the test's parameters.
-pub const SPRT_IDENTITY: &str = "sprt";
+pub use crate::run::stop::SPRT_IDENTITY;
 
 #[derive(Args, Debug, Clone)]
 pub struct SprtArgs {

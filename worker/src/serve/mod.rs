@@ -228,3 +228,37 @@ mod tests {
         assert_eq!(Chain(&e).to_string(), "outer: inner");
     }
 }
+
+/// Why a broker session ended (logged; the worker reconnects).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SessionError {
+    #[error(transparent)]
+    Broker(#[from] broker::BrokerError),
+    #[error(transparent)]
+    Amqp(#[from] lapin::Error),
+    #[error("acknowledging a job (the broker will redeliver it)")]
+    Ack(#[source] lapin::Error),
+    #[error("publishing the report of match {number} (kept to send again)")]
+    Publish {
+        number: u64,
+        #[source]
+        source: lapin::Error,
+    },
+    #[error("confirming the report of match {number} (kept to send again)")]
+    Confirm {
+        number: u64,
+        #[source]
+        source: lapin::Error,
+    },
+    #[error("the broker refused the report of match {number} (kept to send again)")]
+    ReportRefused { number: u64 },
+    #[error("the broker refused a dead letter")]
+    DeadLetterRefused,
+}
+
+/// A job taken off a queue, acked, and listed in the heartbeat.
+pub(super) struct Taken {
+    pub names: broker::Names,
+    pub job: shared::msg::Job,
+    pub label: String,
+}

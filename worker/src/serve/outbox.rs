@@ -13,8 +13,7 @@ use broker::persistent;
 use shared::codec;
 use shared::msg::{JobFailure, JobReport};
 
-use super::session::{SessionError, Taken};
-use super::Ctx;
+use super::{Ctx, SessionError, Taken};
 
 /// A signed report waiting for the broker's confirm.
 pub(super) struct Outgoing {

@@ -13,39 +13,12 @@ use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{Channel, Connection};
 use tokio::task::JoinSet;
 
-use broker::{connect, persistent, BrokerError, Names, REASON_HEADER};
+use broker::{connect, persistent, Names, REASON_HEADER};
 use shared::codec;
 use shared::msg::{GameJob, Job};
 
 use super::outbox::{deliver, play};
-use super::{Chain, Ctx};
-
-/// Why a broker session ended (logged; the worker reconnects).
-#[derive(Debug, thiserror::Error)]
-pub(super) enum SessionError {
-    #[error(transparent)]
-    Broker(#[from] BrokerError),
-    #[error(transparent)]
-    Amqp(#[from] lapin::Error),
-    #[error("acknowledging a job (the broker will redeliver it)")]
-    Ack(#[source] lapin::Error),
-    #[error("publishing the report of match {number} (kept to send again)")]
-    Publish {
-        number: u64,
-        #[source]
-        source: lapin::Error,
-    },
-    #[error("confirming the report of match {number} (kept to send again)")]
-    Confirm {
-        number: u64,
-        #[source]
-        source: lapin::Error,
-    },
-    #[error("the broker refused the report of match {number} (kept to send again)")]
-    ReportRefused { number: u64 },
-    #[error("the broker refused a dead letter")]
-    DeadLetterRefused,
-}
+use super::{Chain, Ctx, SessionError, Taken};
 
 type Result<T, E = SessionError> = std::result::Result<T, E>;
 
@@ -120,13 +93,6 @@ async fn refresh(ctx: &Ctx, ch: &Channel, served: &mut Vec<Names>) -> Result<()>
         served.push(names);
     }
     Ok(())
-}
-
-/// A job taken off a queue, acked, and listed in the heartbeat.
-pub(super) struct Taken {
-    pub names: Names,
-    pub job: Job,
-    pub label: String,
 }
 
 /// Take at most one job from the served queues (round robin). A queue deleted under us (its

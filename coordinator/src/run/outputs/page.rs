@@ -181,7 +181,7 @@ impl PageState {
                 .get(key)
                 .and_then(|v| serde_json::from_str(v).ok())
         };
-        let rule = if let Some(p) = param(crate::sprt::SPRT_IDENTITY) {
+        let rule = if let Some(p) = param(crate::run::stop::SPRT_IDENTITY) {
             let f = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
             Sprt::new(f("elo0"), f("elo1"), f("alpha"), f("beta"))
                 .ok()

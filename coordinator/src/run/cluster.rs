@@ -11,9 +11,9 @@ use anyhow::{Context, Result};
 use broker::Store;
 use shared::msg::ProgramRef;
 
-use crate::run::execute::{drive, Engine, Finished};
-use crate::run::prepare::Plan;
-use crate::run::stop::StopRule;
+use super::execute::{drive, Engine, Finished};
+use super::prepare::Plan;
+use super::stop::StopRule;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::run::checkpoint::Row;
+use super::checkpoint::Row;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
