@@ -6,73 +6,24 @@
 //! that cannot compile anything, because only the first is the bot's fault.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::Args;
 
 use sandbox::{BotCommand, CoreTokens, SandboxConfig};
 use worker::compile::{CompileCache, CompileError};
 
 use crate::roster::Entry;
 
-/// Command-line settings for local bot execution.
-#[derive(Args, Debug, Clone)]
-pub struct SandboxArgs {
-    /// Folder for compiled bots (content-addressed; safe to share between runs).
-    /// Default: $FARM_CACHE_DIR, else /var/cache/matchfarm as root (the sandboxed compiler's
-    /// uid must be able to reach it), else $XDG_CACHE_HOME/matchfarm or ~/.cache/matchfarm.
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// How many bots may think at once on this host (default: number of cores).
-    #[arg(long, value_name = "N")]
-    pub cores: Option<usize>,
-    /// Where each bot's private folder (its program copy and scratch) is made. Must be on a
-    /// filesystem that allows exec (a `noexec` /tmp, as Docker mounts a compose tmpfs, stops
-    /// every bot: the self-test says so). Default: $TMPDIR/matchfarm-scratch.
-    #[arg(long, env = "FARM_SCRATCH_DIR", value_name = "DIR")]
-    pub scratch_dir: Option<PathBuf>,
-    /// Folder of the per-bot uid leases (flocks). Every worker on one host must share it (mount
-    /// the same host folder into every worker container), or get disjoint --uid-base ranges:
-    /// bots of two workers must never run under one host uid. Default: /run/matchfarm/uids as
-    /// root.
-    #[arg(long, env = "FARM_UID_LEASE_DIR", value_name = "DIR")]
-    pub uid_lease_dir: Option<PathBuf>,
-    /// First host uid of the pool bots run under (root workers; one uid per concurrent bot).
-    #[arg(
-        long,
-        env = "FARM_UID_BASE",
-        value_name = "UID",
-        default_value_t = 60001
-    )]
-    pub uid_base: u32,
-    /// Size of the uid pool from --uid-base.
-    #[arg(long, env = "FARM_UID_COUNT", value_name = "N", default_value_t = 256)]
-    pub uid_count: u32,
-}
-
-impl SandboxArgs {
-    /// The sandbox configuration these flags describe.
-    pub fn config(&self) -> Result<SandboxConfig> {
-        anyhow::ensure!(self.uid_count > 0, "--uid-count must be positive");
-        anyhow::ensure!(
-            self.uid_base > 0 && self.uid_base.checked_add(self.uid_count).is_some(),
-            "--uid-base {} with --uid-count {} leaves the range of uids",
-            self.uid_base,
-            self.uid_count
-        );
-        let mut cfg = SandboxConfig::default();
-        if let Some(d) = &self.scratch_dir {
-            cfg.scratch_root = d.clone();
-        }
-        if let Some(d) = &self.uid_lease_dir {
-            cfg.uid_lock_dir = d.clone();
-        }
-        cfg.uid_base = self.uid_base;
-        cfg.uid_count = self.uid_count;
-        Ok(cfg)
-    }
+/// How bots run on this host (filled by the commands from their flags): the compile cache's
+/// folder, how many bots may think at once (None: one per core) and the sandbox settings.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    pub cache_dir: PathBuf,
+    pub cores: Option<NonZeroUsize>,
+    pub sandbox: SandboxConfig,
 }
 
 /// Why a bot could not be made runnable.
@@ -142,17 +93,16 @@ pub struct BotPrep {
 }
 
 impl BotPrep {
-    pub fn new(args: &SandboxArgs) -> Result<BotPrep> {
-        let dir = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
-        let sandbox = args.config()?;
+    pub fn new(host: &HostSettings) -> Result<BotPrep> {
+        let dir = &host.cache_dir;
+        let sandbox = host.sandbox.clone();
         worker::metrics::init_sandbox_mode(&sandbox);
         tracing::info!(mode = %sandbox.describe(), "bot sandbox");
         let cache = CompileCache::new(dir.join("compile"), sandbox.clone())
             .map_err(|e| anyhow::anyhow!("{e}\nto fix: {}", host_hint(&e)))
             .with_context(|| format!("opening the compile cache in {}", dir.display()))?;
-        let tokens = match args.cores {
-            Some(n) if n > 0 => CoreTokens::new(n),
-            Some(_) => anyhow::bail!("--cores must be positive"),
+        let tokens = match host.cores {
+            Some(n) => CoreTokens::new(n.get()),
             None => CoreTokens::default_for_host(),
         };
         Ok(BotPrep {
@@ -272,11 +222,8 @@ fn check_executable(entry: &Entry) -> Result<(), PrepError> {
     Ok(())
 }
 
-/// The default folder for caches.
+/// The default folder for caches (when --cache-dir / FARM_CACHE_DIR is not given).
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FARM_CACHE_DIR") {
-        return PathBuf::from(d);
-    }
     if nix::unistd::geteuid().is_root() {
         return PathBuf::from("/var/cache/matchfarm");
     }

@@ -17,6 +17,15 @@ replay, and rates the bots with Bradley-Terry.\n\nStart with `farm play` for one
 for a tournament (embedded by default; add --broker for a cluster)."
 )]
 struct Cli {
+    /// What to log on stderr: a tracing filter such as `info`, `warn,worker=debug`.
+    #[arg(
+        long,
+        global = true,
+        env = "FARM_LOG",
+        default_value = "warn",
+        value_name = "FILTER"
+    )]
+    log: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -33,10 +42,10 @@ enum Command {
     View(cmd::view::ViewArgs),
     /// Run a tournament (the flags of the reference evaluate.py): schedule, matches, checkpoints,
     /// report (汇总.md), Bradley-Terry ratings (bt.json).
-    Run(coordinator::run::RunArgs),
+    Run(cmd::run::RunArgs),
     /// Sequential test of two bots on game pairs (one map, both seat orders): stops when the
     /// SPRT accepts H1 (new is --elo1 better) or H0, or at --max-pairs; writes sprt.json.
-    Sprt(coordinator::sprt::SprtArgs),
+    Sprt(cmd::sprt::SprtArgs),
     /// Rebuild 汇总.md, results.json and bt.json of a run's output folder from its results log
     /// (also while the run is still going).
     Report(cmd::report::ReportArgs),
@@ -52,15 +61,24 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    coordinator::logging::init();
     let cli = Cli::parse();
+    match coordinator::logging::filter(&cli.log) {
+        Ok(filter) => coordinator::logging::init(filter),
+        Err(e) => {
+            eprintln!(
+                "error: --log (FARM_LOG) {:?} is not a log filter: {e}",
+                cli.log
+            );
+            return ExitCode::from(2);
+        }
+    }
     let outcome = match cli.command {
         Command::Play(a) => cmd::play::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::View(a) => cmd::view::run(a),
-        Command::Run(a) => coordinator::run::run(a),
-        Command::Sprt(a) => coordinator::sprt::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Sprt(a) => cmd::sprt::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Manifest(a) => cmd::manifest::run(a),
         Command::Worker(a) => cmd::worker::run(a),

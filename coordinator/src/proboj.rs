@@ -134,8 +134,8 @@ pub async fn play<T: Transport>(
 
 /// Play `games` on this machine: `concurrency` embedded workers, each game in place (the
 /// config's own paths, its folder written straight into game_root), sandboxed and CPU-fair with
-/// this host's core tokens as on any worker; `stop` ends running games cleanly and starts no
-/// more.
+/// `opts.tokens` (this host's cores when None) shared by every game, as on any worker; `stop`
+/// ends running games cleanly and starts no more.
 #[allow(clippy::too_many_arguments)]
 pub async fn local(
     raw: &worker::proboj::config::RawConfig,
@@ -164,7 +164,10 @@ pub async fn local(
     let runner = JobRunner {
         cache,
         sandbox: opts.sandbox.clone(),
-        tokens: sandbox::CoreTokens::default_for_host(),
+        tokens: opts
+            .tokens
+            .clone()
+            .unwrap_or_else(sandbox::CoreTokens::default_for_host),
         worker_id: format!("{}/local", broker::hostname()),
     };
     let workers = concurrency.clamp(1, games.len().max(1));

@@ -366,3 +366,50 @@ fn scripts_with_a_shebang_line_run_directly() {
     );
     assert_eq!(scores(&s.game("g")), json!({"one": 6, "two": 12}));
 }
+
+/// Players of games played at once share the host's core tokens: with `--cores 1`, no two
+/// players (of either game) compute at the same time. Each `think` player computes 150 ms per
+/// message and logs when; the intervals of all of them must not overlap.
+#[test]
+fn games_at_once_share_the_core_tokens() {
+    let s = Setup::new();
+    let cfg = s.config(
+        json!({"a": s.player("--mode think"), "b": s.player("--mode think")}),
+        json!({}),
+    );
+    let games = json!([
+        {"gamefolder": "g1", "players": ["a", "b"], "args": "rounds=3"},
+        {"gamefolder": "g2", "players": ["b", "a"], "args": "rounds=3"},
+    ]);
+    let out = s.run(&cfg, &games, &["-c", "2", "--cores", "1"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let mut spans: Vec<(u64, u64, String)> = Vec::new();
+    for g in ["g1", "g2"] {
+        for p in ["a", "b"] {
+            let log = gunzip(&s.game(g).join(format!("logs/{p}.gz")));
+            for line in log.lines().filter(|l| l.starts_with("think ")) {
+                let w: Vec<u64> = line[6..]
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                spans.push((w[0], w[1], format!("{g}/{p}")));
+            }
+        }
+    }
+    assert_eq!(
+        spans.len(),
+        12,
+        "every player thought every round: {spans:?}"
+    );
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(
+            w[1].0 >= w[0].1,
+            "{} computed from {} while {} computed until {}: two players held one core",
+            w[1].2,
+            w[1].0,
+            w[0].2,
+            w[0].1
+        );
+    }
+}

@@ -11,6 +11,8 @@ use landlock::{
     Scope, ABI,
 };
 
+use crate::error::HostError;
+
 /// What one sandboxed process may touch.
 #[derive(Debug, Default, Clone)]
 pub struct FsPolicy {
@@ -26,8 +28,8 @@ const ABI_USED: ABI = ABI::V6;
 
 /// Build the ruleset now (before the fork); the child only calls `landlock_restrict_self` on the
 /// returned fd. `None` when the kernel has no landlock.
-pub(crate) fn ruleset(policy: &FsPolicy) -> Result<Option<OwnedFd>, String> {
-    let err = |e: &dyn std::fmt::Display| format!("landlock ruleset: {e}");
+pub(crate) fn ruleset(policy: &FsPolicy) -> Result<Option<OwnedFd>, HostError> {
+    let err = |e: &dyn std::fmt::Display| HostError::Setup(format!("landlock ruleset: {e}"));
     let mut rs = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI_USED))
@@ -55,8 +57,8 @@ pub(crate) fn ruleset(policy: &FsPolicy) -> Result<Option<OwnedFd>, String> {
         (&policy.write, write),
     ] {
         for p in paths {
-            let r =
-                rule(p, access).map_err(|e| format!("landlock rule for {}: {e}", p.display()))?;
+            let r = rule(p, access)
+                .map_err(|e| HostError::Setup(format!("landlock rule for {}: {e}", p.display())))?;
             rs = rs.add_rule(r).map_err(|e| err(&e))?;
         }
     }

@@ -193,14 +193,14 @@ fn prepare_and_launch(
         policy.exec.push(program.clone());
         policy.exec.extend(lock::dynamic_loader());
         policy.write.push(scratch.clone());
-        lock::ruleset(&policy).map_err(HostError::Setup)?
+        lock::ruleset(&policy)?
     } else {
         None
     };
     plan.landlock_fd = landlock_fd.as_ref().map(|f| f.as_raw_fd());
     plan.no_new_privs = sandboxed;
     if sandboxed {
-        plan.seccomp = seccomp::programs().map_err(HostError::Setup)?.to_vec();
+        plan.seccomp = seccomp::programs()?.to_vec();
     }
     plan.ids = uid.map(|u| (u, u));
 

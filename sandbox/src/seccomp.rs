@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use crate::error::HostError;
+
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -82,12 +84,13 @@ pub(crate) fn describe() -> String {
 }
 
 /// The compiled filters (installed in order, all apply; the strictest verdict wins).
-pub(crate) fn programs() -> Result<&'static [Vec<libc::sock_filter>], String> {
+pub(crate) fn programs() -> Result<&'static [Vec<libc::sock_filter>], HostError> {
+    // Built once; a failure is kept as its message (seccompiler's error is not Clone).
     static PROGRAMS: OnceLock<Result<Vec<Vec<libc::sock_filter>>, String>> = OnceLock::new();
     PROGRAMS
         .get_or_init(|| build().map_err(|e| format!("seccomp filter: {e}")))
         .as_deref()
-        .map_err(Clone::clone)
+        .map_err(|e| HostError::Setup(e.clone()))
 }
 
 fn build() -> Result<Vec<Vec<libc::sock_filter>>, seccompiler::Error> {

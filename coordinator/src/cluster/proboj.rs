@@ -19,9 +19,7 @@ use crate::transport::Transport;
 
 /// Where the cluster is and how games are run there.
 pub struct ProbojCluster<'a> {
-    pub broker: &'a str,
-    pub redis: &'a str,
-    pub key: &'a super::KeyArgs,
+    pub cluster: &'a super::Cluster,
     pub fair: bool,
     pub server_timeout: Option<Duration>,
     /// Extra folders to ship (relative to the start directory), e.g. maps.
@@ -38,9 +36,9 @@ pub async fn run_games(
     stop: &Shutdown,
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
-    let key = cluster.key.load()?;
+    let key = cluster.cluster.key.clone();
     let package = remote::build_package(raw, config, start_dir, cluster.data)?;
-    let store = Store::connect(cluster.redis).await?;
+    let store = Store::connect(&cluster.cluster.redis).await?;
     let mut artifacts = Vec::with_capacity(package.files.len());
     for (f, src) in package.files.iter().zip(&package.sources) {
         let bytes = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
@@ -69,7 +67,7 @@ pub async fn run_games(
     std::fs::create_dir_all(&config.game_root)
         .with_context(|| format!("game_root {}", config.game_root.display()))?;
     let t = RabbitMq::start(ClusterSpec {
-        broker: cluster.broker.to_string(),
+        broker: cluster.cluster.broker.clone(),
         key,
         tournament: tournament.clone(),
         store,

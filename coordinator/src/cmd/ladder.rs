@@ -15,7 +15,8 @@ use ladder::limits::Rate;
 use ladder::service::{new_key, tier_json};
 use ladder::{database_url, ServeConfig, Server};
 
-use crate::botprep::{BotPrep, SandboxArgs};
+use super::flags::{KeyArgs, SandboxArgs};
+use crate::botprep::BotPrep;
 use crate::ladder_farm::{self, FarmKind};
 
 #[derive(Args, Debug)]
@@ -81,9 +82,9 @@ pub struct ServeArgs {
     /// Give up on a game's farm job after this many seconds (answered 503).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub job_timeout: u64,
-    /// Cores bots may use at once (default: all).
-    #[arg(long, value_name = "N")]
-    pub cores: Option<usize>,
+    /// How the embedded farm runs bots (its compile cache defaults to DIR/cache of --data).
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
     /// Play games on a cluster: the RabbitMQ broker of the `farm worker`s (amqp://...).
     #[arg(
         long,
@@ -103,7 +104,7 @@ pub struct ServeArgs {
     )]
     pub redis: Option<String>,
     #[command(flatten)]
-    pub key: crate::cluster::KeyArgs,
+    pub key: KeyArgs,
     /// Tournament name of the ladder's jobs on the cluster (one per ladder).
     #[arg(long, value_name = "NAME", default_value = "qianwang-ladder")]
     pub cluster_name: String,
@@ -179,7 +180,11 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                 max_code_bytes: a.max_code_bytes,
             };
             // Made once the ladder's storage is open (its errors come first).
-            let (broker, redis, key, cores) = (a.broker, a.redis, a.key, a.cores);
+            let mut host = a.sandbox.settings()?;
+            if a.sandbox.cache_dir.is_none() {
+                host.cache_dir = data.join("cache");
+            }
+            let (broker, redis, key) = (a.broker, a.redis, a.key);
             let kind = move || -> Result<FarmKind> {
                 Ok(match (broker, redis) {
                     (Some(broker), Some(redis)) => FarmKind::Cluster {
@@ -189,14 +194,7 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                         tournament: a.cluster_name,
                     },
                     _ => {
-                        let prep = BotPrep::new(&SandboxArgs {
-                            cache_dir: Some(data.join("cache")),
-                            cores,
-                            scratch_dir: None,
-                            uid_lease_dir: None,
-                            uid_base: 60001,
-                            uid_count: 256,
-                        })?;
+                        let prep = BotPrep::new(&host)?;
                         let id = format!("ladder-{}", std::process::id());
                         FarmKind::Embedded {
                             workers,

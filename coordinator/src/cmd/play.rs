@@ -32,9 +32,9 @@ pub struct PlayArgs {
     #[arg(long, value_name = "FILE")]
     pub map: Option<PathBuf>,
     #[command(flatten)]
-    pub sandbox: botprep::SandboxArgs,
+    pub sandbox: super::flags::SandboxArgs,
     #[command(flatten)]
-    pub clock: crate::clock::ClockArgs,
+    pub clock: super::flags::ClockArgs,
 }
 
 pub fn run(args: PlayArgs) -> Result<ExitCode> {
@@ -60,7 +60,7 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
         }
     };
     let (json_path, html_path) = replay_paths(args.replay.as_deref(), args.seed, &entries);
-    let prep = BotPrep::new(&args.sandbox)?;
+    let prep = BotPrep::new(&args.sandbox.settings()?)?;
     let mut seats = Vec::with_capacity(entries.len());
     for e in &entries {
         let program = prep.prepare(e).map_err(|err| match err {
@@ -80,7 +80,7 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
         seats,
         map,
     };
-    args.clock.warn_if_not_rules();
+    crate::clock::warn_if_not_rules(&args.clock.spec());
     let replay = referee::play_clocked(spec, prep.sandbox(), prep.tokens(), args.clock.spec())
         .context("playing the match")?;
     crate::replay_file::write_gz(&replay, &json_path)?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use sandbox::SandboxMode;
+use super::flags::{KeyArgs, ModeArg};
 use worker::proboj::{self, Ending, RunOptions, Summary};
 
 #[derive(Args, Debug)]
@@ -26,9 +26,13 @@ pub struct ProbojArgs {
     /// Log every command the servers send.
     #[arg(short = 'v', long)]
     pub verbose: bool,
-    /// Sandbox: auto, off, unprivileged or full.
-    #[arg(long, default_value = "auto")]
-    pub sandbox: String,
+    /// Isolation of the server and the players (the same modes as every other command's).
+    #[arg(long, env = "FARM_SANDBOX", value_enum, default_value_t = ModeArg::Auto, value_name = "MODE")]
+    pub sandbox: ModeArg,
+    /// Players thinking at once on this machine, over all games (default: number of cores): in
+    /// fair mode a player holds one of these cores while it answers a READ.
+    #[arg(long, env = "FARM_CORES", value_name = "N")]
+    pub cores: Option<std::num::NonZeroUsize>,
     /// Let players run between READs (the official runner's behaviour) instead of stopping
     /// them while the server is not waiting on them.
     #[arg(long)]
@@ -39,28 +43,18 @@ pub struct ProbojArgs {
     /// Run the games on the farm's workers through this RabbitMQ broker
     /// (amqp://user:pass@host:5672/vhost); the game folders come back to game_root. Without
     /// it, games run on this machine (-c at once).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "FARM_BROKER", value_name = "URL", hide_env_values = true)]
     pub broker: Option<String>,
     /// With --broker: the Redis the server, data and players are shipped through.
     #[arg(long, env = "FARM_REDIS", value_name = "URL", hide_env_values = true)]
     pub redis: Option<String>,
     #[command(flatten)]
-    pub key: crate::cluster::KeyArgs,
+    pub key: KeyArgs,
     /// With --broker: a folder of data the server or players read (maps...), shipped to the
     /// workers beside the programs' own folders (which always travel). Repeatable; must lie
     /// under the directory the runner is started in.
     #[arg(long, value_name = "DIR")]
     pub data: Vec<PathBuf>,
-}
-
-fn mode(s: &str) -> Result<SandboxMode> {
-    Ok(match s {
-        "auto" => SandboxMode::Auto,
-        "off" => SandboxMode::Off,
-        "unprivileged" => SandboxMode::Unprivileged,
-        "full" => SandboxMode::Full,
-        other => anyhow::bail!("--sandbox {other:?}: want auto, off, unprivileged or full"),
-    })
 }
 
 pub fn run(args: ProbojArgs) -> Result<ExitCode> {
@@ -74,7 +68,11 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
         server_timeout: args.server_timeout.map(Duration::from_secs_f64),
         ..RunOptions::default()
     };
-    opts.sandbox.mode = mode(&args.sandbox)?;
+    opts.sandbox.mode = args.sandbox.into();
+    opts.tokens = Some(match args.cores {
+        Some(n) => sandbox::CoreTokens::new(n.get()),
+        None => sandbox::CoreTokens::default_for_host(),
+    });
     std::fs::create_dir_all(&config.game_root)
         .with_context(|| format!("game_root {}", config.game_root.display()))?;
     let stop = broker::Shutdown::on_signals("interrupting the games in progress")
@@ -126,10 +124,13 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             let redis = args.redis.as_deref().context(
                 "--broker needs --redis URL (or FARM_REDIS): the package travels through it",
             )?;
+            let cluster = crate::cluster::Cluster {
+                broker: broker.clone(),
+                redis: redis.to_string(),
+                key: args.key.load()?,
+            };
             let cluster = crate::cluster::proboj::ProbojCluster {
-                broker,
-                redis,
-                key: &args.key,
+                cluster: &cluster,
                 fair: opts.fair,
                 server_timeout: opts.server_timeout,
                 data: &args.data,

@@ -14,8 +14,8 @@ use clap::Args;
 use shared::schedule::Identity;
 
 use crate::run::checkpoint::{self, Row};
-use crate::run::outputs::{write_results_json, Live};
-use crate::run::stop::{self, Stopped, STOPPED_NAME};
+use crate::run::outputs::{write_results_json, Live, StopNote};
+use crate::run::stop::{Stopped, STOPPED_NAME};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -46,7 +46,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         Ok(text) => {
             let s: Stopped = serde_json::from_str(&text)
                 .with_context(|| format!("{} is malformed", stopped_path.display()))?;
-            live.set_stop(stop::note(&s));
+            live.set_stop(StopNote::of(&s));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("reading {}", stopped_path.display())),

@@ -11,7 +11,8 @@ use broker::Shutdown;
 use clap::Args;
 use worker::serve::{serve, ServeConfig};
 
-use crate::botprep::{default_cache_dir, BotPrep, SandboxArgs};
+use super::flags::{KeyArgs, SandboxArgs};
+use crate::botprep::BotPrep;
 
 #[derive(Args, Debug, Clone)]
 pub struct WorkerArgs {
@@ -37,7 +38,7 @@ pub struct WorkerArgs {
     #[arg(long, env = "FARM_SLOTS", value_name = "N")]
     pub slots: Option<usize>,
     #[command(flatten)]
-    pub key: crate::cluster::KeyArgs,
+    pub key: KeyArgs,
     /// Scratch folder for fetched artifacts (default: the worker/ folder in the cache dir).
     #[arg(long, env = "FARM_SCRATCH", value_name = "DIR")]
     pub scratch: Option<PathBuf>,
@@ -63,8 +64,9 @@ pub struct WorkerArgs {
 }
 
 pub fn run(args: WorkerArgs) -> Result<ExitCode> {
+    let host = args.sandbox.settings()?;
     if args.self_test {
-        let prep = BotPrep::new(&args.sandbox)?;
+        let prep = BotPrep::new(&host)?;
         return match prep.self_test() {
             Ok(report) => {
                 println!("{report}");
@@ -91,18 +93,15 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         .id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", broker::hostname(), std::process::id()));
-    let scratch = args.scratch.clone().unwrap_or_else(|| {
-        args.sandbox
-            .cache_dir
-            .clone()
-            .unwrap_or_else(default_cache_dir)
-            .join("worker")
-    });
+    let scratch = args
+        .scratch
+        .clone()
+        .unwrap_or_else(|| host.cache_dir.join("worker"));
     let manifest_digest = match &args.workspace {
         Some(dir) => Some(crate::workspace::digest(&crate::workspace::check(dir)?)),
         None => None,
     };
-    let prep = BotPrep::new(&args.sandbox)?;
+    let prep = BotPrep::new(&host)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .worker_threads(2)

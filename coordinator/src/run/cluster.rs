@@ -1,4 +1,4 @@
-//! The coordinator in cluster mode: load the farm key, upload the bots and the referee package
+//! The coordinator in cluster mode: upload the bots and the referee package
 //! (every file of its MANIFEST, and the manifest itself under its digest) to Redis by sha256,
 //! open the RabbitMQ transport for this tournament and run the same loop as the embedded farm.
 //! Workers need nothing local: they fetch the package by the job's digest and check it.
@@ -14,19 +14,18 @@ use shared::msg::ProgramRef;
 use super::execute::{drive, Engine, Finished};
 use super::prepare::Plan;
 use super::stop::StopRule;
+use crate::cluster::Cluster;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
 
-/// Run a prepared tournament on the cluster at `broker` (artifacts and bookkeeping in `redis`).
+/// Run a prepared tournament on `cluster` (artifacts and bookkeeping in its Redis).
 pub async fn execute(
     plan: Plan,
     engine: &Engine,
-    broker: &str,
-    redis: &str,
+    cluster: &Cluster,
     stop: Option<&mut dyn StopRule>,
 ) -> Result<Finished> {
-    let key = engine.key.load()?;
-    let store = Store::connect(redis).await?;
+    let store = Store::connect(&cluster.redis).await?;
     let mut programs = Vec::with_capacity(plan.entries.len());
     let mut artifacts: Vec<(String, PathBuf)> = Vec::new();
     for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
@@ -73,8 +72,8 @@ pub async fn execute(
         .map(|r| r.number)
         .collect();
     let transport = RabbitMq::start(ClusterSpec {
-        broker: broker.to_string(),
-        key,
+        broker: cluster.broker.clone(),
+        key: cluster.key.clone(),
         tournament: plan.tournament.clone(),
         store,
         artifacts,

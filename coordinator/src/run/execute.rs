@@ -11,15 +11,17 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use games::bomberman as bm;
+use games::bomberman::clock::ClockSpec;
 use shared::msg::{Job, ProgramRef, SeatSpec};
 use worker::job::LocalArtifacts;
 
 use super::checkpoint::{Log, Row, LOG_NAME};
-use super::outputs::{Live, Timings};
+use super::outputs::{Live, StopNote, Timings};
 use super::prepare::Plan;
 use super::progress::Progress;
-use super::stop::{StopRule, Stopped};
-use crate::botprep::SandboxArgs;
+use super::stop::{StopRule, Stopped, STOPPED_NAME};
+use crate::botprep::HostSettings;
+use crate::cluster::Cluster;
 use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
@@ -27,35 +29,19 @@ use crate::transport::Transport;
 /// How often an infrastructure failure of one match is retried before it is reported failed.
 const RETRIES: u32 = 2;
 
-/// How the engine runs a plan: where the referee package is, the sandbox for embedded
-/// workers, the cluster to use (if any) and whether failed matches are played again. Built by
-/// `farm run` and `farm sprt` from their flags; the engine never sees clap arguments.
+/// How the engine runs a plan: where the referee package is, how bots run on this host (for
+/// embedded workers), the cluster to use (if any), the match clock every job carries and
+/// whether failed matches are played again. Filled by `farm run` and `farm sprt` from their
+/// flags; the engine never sees clap arguments.
 #[derive(Debug, Clone)]
 pub struct Engine {
     pub workspace: PathBuf,
     pub redo_failed: bool,
-    /// RabbitMQ URL: cluster mode when set (embedded local workers otherwise).
-    pub broker: Option<String>,
-    pub redis: Option<String>,
-    pub key: crate::cluster::KeyArgs,
-    pub sandbox: SandboxArgs,
+    /// Cluster mode when set (embedded local workers otherwise).
+    pub cluster: Option<Cluster>,
+    pub host: HostSettings,
     /// The match clock every job carries.
-    pub clock: crate::clock::ClockArgs,
-}
-
-impl Engine {
-    /// The engine settings of `farm run`'s flags.
-    pub fn of_run(args: &super::RunArgs) -> Engine {
-        Engine {
-            workspace: args.workspace.clone(),
-            redo_failed: args.redo_failed,
-            broker: args.cluster.broker.clone(),
-            redis: args.cluster.redis.clone(),
-            key: args.cluster.key.clone(),
-            sandbox: args.sandbox.clone(),
-            clock: args.clock.clone(),
-        }
-    }
+    pub clock: ClockSpec,
 }
 
 /// How a run ended.
@@ -71,7 +57,7 @@ pub async fn embedded(
     engine: &Engine,
     stop: Option<&mut dyn StopRule>,
 ) -> Result<Finished> {
-    let prep = crate::botprep::BotPrep::new(&engine.sandbox)?;
+    let prep = crate::botprep::BotPrep::new(&engine.host)?;
     // Prove this host can run a bot before any match is played (a host problem would
     // otherwise show up as every match failing).
     let report = prep.self_test()?;
@@ -161,7 +147,7 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
-            game: engine.clock.job_game(), // the clock travels in the job
+            game: crate::clock::job_game(&engine.clock), // the clock travels in the job
         }
     };
     let describe = transport.describe();
@@ -321,7 +307,12 @@ pub async fn drive<T: Transport>(
             },
         });
     if let Some(s) = &stopped {
-        super::stop::record(&mut live, &out, s)?;
+        // The live views (汇总.md, bt.json) say it, and stopped.json keeps the cut.
+        live.set_stop(StopNote::of(s));
+        crate::fsio::write_atomic(
+            &out.join(STOPPED_NAME),
+            (serde_json::to_string_pretty(s)? + "\n").as_bytes(),
+        )?;
     }
     timings.wall_seconds = started.elapsed().as_secs_f64();
     timings.workers = plan.workers;

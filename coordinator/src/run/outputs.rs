@@ -118,32 +118,6 @@ pub enum NoBootstrap {
     Fit(#[from] bootstrap::BootstrapError),
 }
 
-/// Why a run stopped before its schedule ended, and how much of it was played.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StopNote {
-    /// Why, in words a user reads (e.g. "every adjacent pair separated at 95%").
-    pub reason: String,
-    /// Matches with a result (or failed for good) when the run stopped.
-    pub matches_played: u64,
-    /// Matches in the full schedule.
-    pub matches_scheduled: u64,
-    /// Matches that were in flight at the stop and were cancelled (not played).
-    pub cancelled: u64,
-}
-
-impl StopNote {
-    /// The line at the top of 汇总.md.
-    pub fn markdown(&self) -> String {
-        format!(
-            "> **Stopped early: {}; {} of {} scheduled matches played ({} in flight cancelled).**\n\n",
-            self.reason.replace('\n', " "),
-            self.matches_played,
-            self.matches_scheduled,
-            self.cancelled
-        )
-    }
-}
-
 /// Running state of the views: O(players x sizes) statistics and pair counts, plus the scored
 /// games themselves for the bootstrap (which resamples whole maps).
 pub struct Live {
@@ -594,6 +568,9 @@ pub fn write_results_json(dir: &Path) -> Result<()> {
     write_atomic(&dir.join("results.json"), text.as_bytes())
 }
 
+mod note;
 pub mod page;
+
+pub use note::StopNote;
 #[cfg(test)]
 mod tests;

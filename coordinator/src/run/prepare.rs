@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use games::bomberman as bm;
+use games::bomberman::clock::ClockSpec;
 use shared::ordmap::StrMap;
 use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry, ScheduleFile};
 
 use super::checkpoint::{self, Row};
-use super::RunArgs;
-use crate::botprep::{file_sha256, BotPrep, NotCompiled};
+use crate::botprep::{file_sha256, BotPrep, HostSettings, NotCompiled};
 use crate::roster::{self, Entry};
 use crate::workspace;
 
@@ -133,73 +133,10 @@ pub struct Setup {
     pub workers: Option<i64>,
     pub report_every: i64,
     pub allow_compile_failures: bool,
-    pub sandbox: crate::botprep::SandboxArgs,
+    /// How bots run on this host (the compile-first check uses it).
+    pub host: HostSettings,
     /// The match clock (turn limit, time bank): part of the identity when not the rules'.
-    pub clock: crate::clock::ClockArgs,
-}
-
-impl Setup {
-    /// The setup of `farm run`'s flags.
-    pub fn of_run(args: &RunArgs) -> Setup {
-        Setup {
-            workspace: args.workspace.clone(),
-            output: args.output.clone(),
-            resume: args.resume,
-            workers: args.workers,
-            report_every: args.report_every,
-            allow_compile_failures: args.allow_compile_failures,
-            sandbox: args.sandbox.clone(),
-            clock: args.clock.clone(),
-        }
-    }
-}
-
-/// The tournament `farm run`'s flags describe (--formal: the bundled one).
-pub fn tournament_of_run(args: &RunArgs) -> Tournament {
-    if args.formal {
-        Tournament {
-            bots: FORMAL_ROSTER
-                .iter()
-                .map(|(n, p)| format!("{n}={p}"))
-                .collect(),
-            anchor: "Base".to_string(),
-            sizes: Vec::new(),
-            schedule: ScheduleSource::Frozen {
-                path: args.workspace.join(FORMAL_SCHEDULE),
-                own_sizes: true,
-            },
-            scoring_extra: Vec::new(),
-        }
-    } else {
-        Tournament {
-            bots: args.bots.clone(),
-            anchor: args.anchor.clone().unwrap_or_default(),
-            sizes: args.sizes.clone(),
-            schedule: match &args.schedule {
-                Some(path) => ScheduleSource::Frozen {
-                    path: path.clone(),
-                    own_sizes: false,
-                },
-                None => ScheduleSource::Expand {
-                    seeds: args.seeds,
-                    seed: args.seed.clone(),
-                    rounds: args.order() == super::Order::Rounds,
-                },
-            },
-            scoring_extra: Vec::new(),
-        }
-    }
-}
-
-/// Prepare `farm run`.
-pub fn prepare(args: &RunArgs) -> Result<Plan> {
-    let mut tournament = tournament_of_run(args);
-    if let Some(s) = args.settle_settings() {
-        tournament
-            .scoring_extra
-            .push((super::stop::UNTIL_SETTLED.to_string(), s.identity_value()));
-    }
-    prepare_with(&Setup::of_run(args), tournament)
+    pub clock: ClockSpec,
 }
 
 /// Everything before the first match, for any run command: checks, compile-first, identity,
@@ -308,8 +245,8 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         let names: Vec<&str> = not_compiled.iter().map(|n| n.name.as_str()).collect();
         scoring.insert(DID_NOT_COMPILE.to_string(), serde_json::to_string(&names)?);
     }
-    if let Some((k, v)) = args.clock.identity_entry() {
-        args.clock.warn_if_not_rules();
+    if let Some((k, v)) = crate::clock::identity_entry(&args.clock) {
+        crate::clock::warn_if_not_rules(&args.clock);
         scoring.insert(k, v); // only a non-default clock: parity and old identities unchanged
     }
     let roster_pairs: Vec<(String, String)> = entries
@@ -414,7 +351,7 @@ fn compile_first(
     hashes: &[String],
     output: &Path,
 ) -> Result<Vec<NotCompiled>> {
-    let prep = BotPrep::new(&args.sandbox)
+    let prep = BotPrep::new(&args.host)
         .context(
         "this host cannot compile the bots before the tournament (a problem of the host, not of a bot)",
     )?;

@@ -8,8 +8,6 @@
 //! Two rules: [`UntilSettled`] (`farm run --until-settled`) here, and the SPRT of `farm sprt`
 //! in [`crate::sprt`]. The decisions themselves are pure functions in `shared::settle`.
 
-use std::path::Path;
-
 use anyhow::{bail, Result};
 use serde::Serialize;
 
@@ -54,34 +52,6 @@ pub struct Stopped {
 
 /// File in the output folder describing an early stop (written only when a run stopped early).
 pub const STOPPED_NAME: &str = "stopped.json";
-
-/// Record an early stop in the live views (汇总.md and bt.json say it) and in the output
-/// folder (stopped.json, with the cut and the results kept ahead of it).
-pub fn record(live: &mut super::outputs::Live, dir: &Path, stopped: &Stopped) -> Result<()> {
-    live.set_stop(note(stopped));
-    crate::fsio::write_atomic(
-        &dir.join(STOPPED_NAME),
-        (serde_json::to_string_pretty(stopped)? + "\n").as_bytes(),
-    )
-}
-
-/// The views' note of an early stop (also rebuilt from stopped.json by `farm report`).
-pub fn note(stopped: &Stopped) -> super::outputs::StopNote {
-    let mut reason = stopped.reason.clone();
-    if stopped.kept_ahead > 0 {
-        reason.push_str(&format!(
-            "; {} results that arrived ahead of the cut are kept in {}, not counted",
-            stopped.kept_ahead,
-            super::checkpoint::AHEAD_NAME
-        ));
-    }
-    super::outputs::StopNote {
-        reason,
-        matches_played: stopped.matches_played,
-        matches_scheduled: stopped.matches_scheduled,
-        cancelled: stopped.cancelled,
-    }
-}
 
 /// The scored game of a checkpointed row (None for a failed match or an unusable result).
 pub fn game_of(row: &Row) -> Option<GameResult> {

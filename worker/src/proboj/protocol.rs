@@ -58,8 +58,17 @@ pub fn parse_header(line: &str) -> Request {
     }
 }
 
+/// A SCORES payload line that is not `<name> <integer>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScoreLineError {
+    #[error("bad score line {0:?}: not an integer")]
+    NotInteger(String),
+    #[error("bad score line {0:?}: want `<name> <integer>`")]
+    Shape(String),
+}
+
 /// Parse SCORES payload lines `<name> <integer>`; the first bad line is the error.
-pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, String> {
+pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, ScoreLineError> {
     let mut out = Vec::new();
     for l in lines {
         let text = String::from_utf8_lossy(l);
@@ -68,9 +77,9 @@ pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, String> {
             [] => continue,
             [name, score] => match score.parse::<i64>() {
                 Ok(s) => out.push((name.to_string(), s)),
-                Err(_) => return Err(format!("bad score line {text:?}: not an integer")),
+                Err(_) => return Err(ScoreLineError::NotInteger(text.into_owned())),
             },
-            _ => return Err(format!("bad score line {text:?}: want `<name> <integer>`")),
+            _ => return Err(ScoreLineError::Shape(text.into_owned())),
         }
     }
     Ok(out)
@@ -463,7 +472,10 @@ mod tests {
             parse_scores(&[l("a 3"), l(""), l("b -2")]).unwrap(),
             vec![("a".into(), 3), ("b".into(), -2)]
         );
-        assert!(parse_scores(&[l("a 3.5")]).unwrap_err().contains("a 3.5"));
+        assert!(parse_scores(&[l("a 3.5")])
+            .unwrap_err()
+            .to_string()
+            .contains("a 3.5"));
         assert!(parse_scores(&[l("a 1 2")]).is_err());
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Example proboj player: answers every `ROUND r` message with value*r (strategy.py beside it).
 
-Options: --value N (default 1); --mode normal|slow|flood|fork|crash to misbehave for tests.
+Options: --value N (default 1); --mode normal|slow|flood|fork|crash to misbehave for tests;
+--mode think computes for 150 ms per message and logs when (monotonic ns) on stderr.
 """
 import os
 import sys
@@ -36,6 +37,11 @@ while True:
         lines.append(line)
     r = int(lines[0].split()[1])
     print("got", lines[0], file=sys.stderr, flush=True)
+    if mode == "think":
+        start = time.monotonic_ns()
+        while time.monotonic_ns() - start < 150_000_000:
+            pass
+        print("think", start, time.monotonic_ns(), file=sys.stderr, flush=True)
     if mode == "slow":
         time.sleep(1000)
     if mode == "crash" and r == 2:

@@ -276,37 +276,62 @@ pub(super) fn check_setup(r: &Replay) -> Result<(Map, Params), VerifyError> {
     Ok((map, r.params))
 }
 
+/// Why one recorded turn cannot be replayed (its actions and faults do not fit the players).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TurnInputError {
+    #[error("{actions} actions for {players} players")]
+    ActionCount { actions: usize, players: usize },
+    #[error("player {0} has both an action and a fault")]
+    ActionAndFault(usize),
+    #[error("player {player}'s action {action:?} is not like \"U1\"")]
+    BadAction { player: usize, action: String },
+    #[error("player {0} is alive but has neither an action nor a fault")]
+    Silent(usize),
+    #[error("a fault names player {player} of {players}")]
+    FaultPlayer { player: usize, players: usize },
+    #[error("player {player}'s fault says turn {turn}")]
+    FaultTurn { player: usize, turn: u32 },
+}
+
 /// The engine inputs of one recorded turn, checked against who is alive.
-pub(super) fn turn_inputs(rec: &TurnRecord, game: &Game) -> Result<Vec<Input>, String> {
+pub(super) fn turn_inputs(rec: &TurnRecord, game: &Game) -> Result<Vec<Input>, TurnInputError> {
     let n = game.params().players;
     if rec.actions.len() != n {
-        return Err(format!("{} actions for {n} players", rec.actions.len()));
+        return Err(TurnInputError::ActionCount {
+            actions: rec.actions.len(),
+            players: n,
+        });
     }
     let mut inputs = Vec::with_capacity(n);
     for (p, a) in rec.actions.iter().enumerate() {
         let faulted = rec.faults.iter().any(|f| f.player == p);
-        let input = match (a, faulted) {
-            (Some(_), true) => return Err(format!("player {p} has both an action and a fault")),
-            (Some(s), false) => Input::Act(
-                Action::from_compact(s)
-                    .ok_or_else(|| format!("player {p}'s action {s:?} is not like \"U1\""))?,
-            ),
-            (None, true) => Input::Fault,
-            (None, false) if game.is_alive(p) => {
-                return Err(format!(
-                    "player {p} is alive but has neither an action nor a fault"
-                ))
-            }
-            (None, false) => Input::Fault,
-        };
+        let input =
+            match (a, faulted) {
+                (Some(_), true) => return Err(TurnInputError::ActionAndFault(p)),
+                (Some(s), false) => Input::Act(Action::from_compact(s).ok_or_else(|| {
+                    TurnInputError::BadAction {
+                        player: p,
+                        action: s.clone(),
+                    }
+                })?),
+                (None, true) => Input::Fault,
+                (None, false) if game.is_alive(p) => return Err(TurnInputError::Silent(p)),
+                (None, false) => Input::Fault,
+            };
         inputs.push(input);
     }
     for f in &rec.faults {
         if f.player >= n {
-            return Err(format!("a fault names player {} of {n}", f.player));
+            return Err(TurnInputError::FaultPlayer {
+                player: f.player,
+                players: n,
+            });
         }
         if f.turn != rec.t {
-            return Err(format!("player {}'s fault says turn {}", f.player, f.turn));
+            return Err(TurnInputError::FaultTurn {
+                player: f.player,
+                turn: f.turn,
+            });
         }
     }
     Ok(inputs)
@@ -327,8 +352,10 @@ fn resimulate(r: &Replay, map: &Map, params: Params) -> Result<Game, VerifyError
             let reason = format!("the record at position {i} says turn {}", rec.t);
             return Err(VerifyError::BadTurn { turn: i, reason });
         }
-        let inputs =
-            turn_inputs(rec, &game).map_err(|reason| VerifyError::BadTurn { turn: i, reason })?;
+        let inputs = turn_inputs(rec, &game).map_err(|e| VerifyError::BadTurn {
+            turn: i,
+            reason: e.to_string(),
+        })?;
         game.step(&inputs);
         let computed = format!("{:016x}", game.digest());
         if computed != rec.digest {
