@@ -1,7 +1,8 @@
 //! Podman helpers for `containers.rs`: running podman, a guard that removes every container and
 //! volume a test started (by exact name, never by pattern), and reading containers (logs,
 //! processes, metrics). Images built from deploy/Dockerfile.* are in `images`, the deploy files
-//! as `podman run` flags in `flags`.
+//! as `podman run` flags in `flags`, what the phases share in `site`; the phases themselves are
+//! `workers` (2), `tournament` and `checks` (3), `coordinator_image` (4).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -55,15 +56,23 @@ pub fn missing_prerequisite() -> Option<String> {
     None
 }
 
+mod checks;
 mod coordinator_image;
 mod flags;
 mod images;
 mod run;
+mod site;
+mod tournament;
+mod workers;
 
+pub use checks::*;
 pub use coordinator_image::*;
 pub use flags::*;
 pub use images::*;
 pub use run::*;
+pub use site::*;
+pub use tournament::*;
+pub use workers::*;
 
 // ---------------------------------------------------------------------------------------------
 // Containers
