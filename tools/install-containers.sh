@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes this machine able to build and run the deploy/ images with podman (no Docker engine,
-# no registry reachable; see shared/CONTAINERS-NOTES.md), for coordinator/tests/containers.rs:
+# no registry reachable; see ../shared/CONTAINERS-NOTES.md beside the checkout), for coordinator/tests/containers.rs:
 #   1. apt-get install podman runc debootstrap (if missing);
 #   2. /etc/containers/containers.conf: default_ulimits = [] (podman's defaults are refused here);
 #   3. a stand-in for debian:bookworm-slim: a debootstrap minbase bookworm rootfs from the

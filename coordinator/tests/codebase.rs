@@ -386,7 +386,8 @@ fn no_source_reads_a_farm_variable_outside_clap() {
 }
 
 /// clap belongs to the CLI: only `coordinator/src/cmd/` and `main.rs` may name it, so no clap
-/// type reaches the engine or a library (they take plain settings).
+/// type reaches the engine or a library (they take plain settings); and nothing below the CLI
+/// calls into it (`cmd::`).
 #[test]
 fn clap_is_used_only_by_the_command_layer() {
     let mut found = Vec::new();
@@ -404,7 +405,10 @@ fn clap_is_used_only_by_the_command_layer() {
             }
             let code = code_only(&std::fs::read_to_string(&f).unwrap());
             if code.contains("clap") {
-                found.push(f.display().to_string());
+                found.push(format!("{}: names clap", f.display()));
+            }
+            if *krate == "coordinator" && code.contains("cmd::") {
+                found.push(format!("{}: calls the CLI layer (cmd::)", f.display()));
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The deploy files, run for real with podman (no Docker engine here; see
-//! shared/CONTAINERS-NOTES.md and tools/install-containers.sh):
+//! ../shared/CONTAINERS-NOTES.md and tools/install-containers.sh):
 //!
 //! 1. both images are built from deploy/Dockerfile.*: only the Rust build stage
 //!    (`FROM rust:1-bookworm AS build`) is replaced, by a stage that provides the `farm` binary

@@ -9,7 +9,7 @@
 
 mod ladder_support;
 
-use games::qianwang::ladder::GameResult::{Loss, Win};
+use games::qianwang::ladder::PlayerResult::{Loss, Win};
 use ladder::elo;
 use ladder_support::{bot, Backend, Ladder, Opts};
 use serde_json::Value;

@@ -2,12 +2,12 @@
 //! same and across major tiers with their clamps, RP never below 0, and the two-game challenge.
 
 use games::qianwang::ladder::{
-    apply_rp, combine, rp_delta, settle, tier_of, GameResult, Major, Minor, Tier, RP_PER_MINOR,
+    apply_rp, combine, rp_delta, settle, tier_of, Major, Minor, PlayerResult, Tier, RP_PER_MINOR,
 };
 use games::qianwang::{EndReason, Outcome, Side};
 use proptest::prelude::*;
 
-use GameResult::{Draw, Loss, Win};
+use PlayerResult::{Draw, Loss, Win};
 
 #[test]
 fn tiers_from_rp() {
@@ -162,9 +162,9 @@ fn game_result_of_an_outcome() {
         detail: String::new(),
         turn: 20,
     };
-    assert_eq!(GameResult::of(&o(Some(Side::Red)), Side::Red), Win);
-    assert_eq!(GameResult::of(&o(Some(Side::Red)), Side::Black), Loss);
-    assert_eq!(GameResult::of(&o(None), Side::Black), Draw);
+    assert_eq!(PlayerResult::of(&o(Some(Side::Red)), Side::Red), Win);
+    assert_eq!(PlayerResult::of(&o(Some(Side::Red)), Side::Black), Loss);
+    assert_eq!(PlayerResult::of(&o(None), Side::Black), Draw);
 }
 
 fn arb_major() -> impl Strategy<Value = Major> {

@@ -21,7 +21,7 @@
 //! `+Δ` to A and `−Δ` to B, so the sum of all ratings stays `INITIAL · bots` exactly. There is no
 //! floor; a rating may go below zero in principle (after thousands of losses).
 
-use games::qianwang::ladder::GameResult;
+use games::qianwang::ladder::PlayerResult;
 
 /// The rating every bot starts with (and existing bots get when the column is added).
 pub const INITIAL: i64 = 1500;
@@ -37,7 +37,7 @@ pub fn expected(a: i64, b: i64) -> f64 {
 }
 
 /// A's score over one challenge's two games (A's view of each): points / 2.
-pub fn score(first: GameResult, second: GameResult) -> f64 {
+pub fn score(first: PlayerResult, second: PlayerResult) -> f64 {
     (first.half_points() + second.half_points()) as f64 / 4.0
 }
 
@@ -58,7 +58,7 @@ pub struct Update {
 
 /// Settles one scored challenge between A (`a`) and B (`b`), A's games being `first` and
 /// `second` (A's view).
-pub fn update(a: i64, b: i64, first: GameResult, second: GameResult) -> Update {
+pub fn update(a: i64, b: i64, first: PlayerResult, second: PlayerResult) -> Update {
     let d = delta(a, b, score(first, second));
     Update {
         a_delta: d,
@@ -70,7 +70,7 @@ pub fn update(a: i64, b: i64, first: GameResult, second: GameResult) -> Update {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use GameResult::{Draw, Loss, Win};
+    use PlayerResult::{Draw, Loss, Win};
 
     #[test]
     fn expected_scores_follow_the_logistic_curve() {

@@ -115,58 +115,58 @@ pub fn tier_of(rp: u32) -> Tier {
 /// The result of a game or of a challenge, from one player's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum GameResult {
+pub enum PlayerResult {
     Win,
     Draw,
     Loss,
 }
 
-impl GameResult {
+impl PlayerResult {
     /// Game points doubled: win 2, draw 1, loss 0.
     pub fn half_points(self) -> u32 {
         match self {
-            GameResult::Win => 2,
-            GameResult::Draw => 1,
-            GameResult::Loss => 0,
+            PlayerResult::Win => 2,
+            PlayerResult::Draw => 1,
+            PlayerResult::Loss => 0,
         }
     }
 
     /// The result for `side` of a finished game.
-    pub fn of(outcome: &Outcome, side: Side) -> GameResult {
+    pub fn of(outcome: &Outcome, side: Side) -> PlayerResult {
         match outcome.winner {
-            None => GameResult::Draw,
-            Some(w) if w == side => GameResult::Win,
-            Some(_) => GameResult::Loss,
+            None => PlayerResult::Draw,
+            Some(w) if w == side => PlayerResult::Win,
+            Some(_) => PlayerResult::Loss,
         }
     }
 
     /// The same game seen from the other player.
-    pub fn flip(self) -> GameResult {
+    pub fn flip(self) -> PlayerResult {
         match self {
-            GameResult::Win => GameResult::Loss,
-            GameResult::Draw => GameResult::Draw,
-            GameResult::Loss => GameResult::Win,
+            PlayerResult::Win => PlayerResult::Loss,
+            PlayerResult::Draw => PlayerResult::Draw,
+            PlayerResult::Loss => PlayerResult::Win,
         }
     }
 }
 
 /// The challenge result from two games' results (same player's view): sum of game points (win 1,
 /// draw ½): > 1 win, = 1 draw, < 1 loss. E.g. win+loss and draw+draw are draws, win+draw a win.
-pub fn combine(first: GameResult, second: GameResult) -> GameResult {
+pub fn combine(first: PlayerResult, second: PlayerResult) -> PlayerResult {
     match (first.half_points() + second.half_points()).cmp(&2) {
-        std::cmp::Ordering::Greater => GameResult::Win,
-        std::cmp::Ordering::Equal => GameResult::Draw,
-        std::cmp::Ordering::Less => GameResult::Loss,
+        std::cmp::Ordering::Greater => PlayerResult::Win,
+        std::cmp::Ordering::Equal => PlayerResult::Draw,
+        std::cmp::Ordering::Less => PlayerResult::Loss,
     }
 }
 
 /// The RP change for a challenge `result` of a player in major `mine` against one in `opponent`.
-pub fn rp_delta(mine: Major, opponent: Major, result: GameResult) -> i32 {
+pub fn rp_delta(mine: Major, opponent: Major, result: PlayerResult) -> i32 {
     let d = opponent.index() as i32 - mine.index() as i32;
     match result {
-        GameResult::Win => (25 + 8 * d).clamp(3, 50),
-        GameResult::Draw => (10 + 4 * d).clamp(0, 20),
-        GameResult::Loss => (-15 + 8 * d).clamp(-50, -3),
+        PlayerResult::Win => (25 + 8 * d).clamp(3, 50),
+        PlayerResult::Draw => (10 + 4 * d).clamp(0, 20),
+        PlayerResult::Loss => (-15 + 8 * d).clamp(-50, -3),
     }
 }
 
@@ -182,7 +182,7 @@ pub struct Settlement {
 
 /// Settles a challenge between `a` (with `a_rp`) and `b` (with `b_rp`) whose result for `a` is
 /// `result_a` (see [`combine`]); `b`'s result is the opposite.
-pub fn settle(a_rp: u32, b_rp: u32, result_a: GameResult) -> Settlement {
+pub fn settle(a_rp: u32, b_rp: u32, result_a: PlayerResult) -> Settlement {
     let (a_major, b_major) = (tier_of(a_rp).major, tier_of(b_rp).major);
     let a_delta = rp_delta(a_major, b_major, result_a);
     let b_delta = rp_delta(b_major, a_major, result_a.flip());

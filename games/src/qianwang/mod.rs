@@ -67,8 +67,8 @@
 //!   to_json() / to_json_pretty() / from_json(&str) -> Result<_, RecordError> / replay() -> Result<Game, VerifyError>
 //! fn verify(&MatchRecord) -> Result<(), VerifyError>   // VerifyError::ply_index() = first bad ply
 //! fn summarize(&Outcome) -> String
-//! mod ladder: Major{Bronze..King}, Minor{III,II,I}, Tier{major,minor}, tier_of(rp), GameResult,
-//!   GameResult::of(&Outcome, Side), combine(a, b), rp_delta(mine: Major, opp: Major, GameResult)
+//! mod ladder: Major{Bronze..King}, Minor{III,II,I}, Tier{major,minor}, tier_of(rp), PlayerResult,
+//!   PlayerResult::of(&Outcome, Side), combine(a, b), rp_delta(mine: Major, opp: Major, PlayerResult)
 //!   -> i32, apply_rp(rp, delta) -> u32, settle(a_rp, b_rp, result_a) -> Settlement
 //! ```
 

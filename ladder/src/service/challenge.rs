@@ -3,7 +3,7 @@
 //! scored challenges, stored with both games in one transaction.
 
 use axum::http::StatusCode;
-use games::qianwang::ladder::{combine, settle, GameResult};
+use games::qianwang::ladder::{combine, settle, PlayerResult};
 use games::qianwang::{MatchRecord, Side};
 use rand::RngCore;
 use serde_json::{json, Value};
@@ -76,8 +76,8 @@ impl Ladder {
         let r2 = g2.await.map_err(join)??;
         let m = metrics::global();
         m.matches.with_label_values(&["challenge"]).inc_by(2);
-        let res1 = GameResult::of(&r1.outcome, Side::Black);
-        let res2 = GameResult::of(&r2.outcome, Side::Red);
+        let res1 = PlayerResult::of(&r1.outcome, Side::Black);
+        let res2 = PlayerResult::of(&r2.outcome, Side::Red);
         let result = combine(res1, res2);
 
         let _w = self.write_lock.lock().await;
@@ -167,7 +167,12 @@ struct Standing {
 impl Standing {
     /// A scored challenge settles RP on the combined result and Elo on the game points; a
     /// practice one leaves both as they were.
-    fn after(a: &PlayerRow, b: &PlayerRow, scored: bool, games: (GameResult, GameResult)) -> Self {
+    fn after(
+        a: &PlayerRow,
+        b: &PlayerRow,
+        scored: bool,
+        games: (PlayerResult, PlayerResult),
+    ) -> Self {
         if !scored {
             return Standing {
                 a_delta: 0,

@@ -2,7 +2,7 @@
 //! publish; revert (the old code again as a new version); the version history.
 
 use axum::http::StatusCode;
-use games::qianwang::ladder::GameResult;
+use games::qianwang::ladder::PlayerResult;
 use games::qianwang::Side;
 use serde_json::{json, Value};
 
@@ -69,7 +69,7 @@ impl Ladder {
             })??;
             m.matches.with_label_values(&["smoke"]).inc();
             let o = &rec.outcome;
-            let result = GameResult::of(o, side);
+            let result = PlayerResult::of(o, side);
             let faulted = is_fault(o.reason) && o.winner != Some(side);
             if is_fault(o.reason) && !faulted {
                 tracing::warn!(

@@ -12,7 +12,7 @@ mod matches;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use games::qianwang::ladder::{tier_of, GameResult};
+use games::qianwang::ladder::{tier_of, PlayerResult};
 use games::qianwang::{EndReason, Side};
 use rand::RngCore;
 use serde_json::{json, Value};
@@ -83,11 +83,11 @@ fn reason_str(r: EndReason) -> String {
         .unwrap_or_else(|| format!("{r:?}").to_lowercase())
 }
 
-fn result_str(r: GameResult) -> &'static str {
+fn result_str(r: PlayerResult) -> &'static str {
     match r {
-        GameResult::Win => "win",
-        GameResult::Draw => "draw",
-        GameResult::Loss => "loss",
+        PlayerResult::Win => "win",
+        PlayerResult::Draw => "draw",
+        PlayerResult::Loss => "loss",
     }
 }
 

@@ -77,7 +77,8 @@ pub fn try_play_entrants(
     }
 }
 
-enum Seat {
+/// A side's bot, loaded when it first has to move (one that cannot load forfeits the game).
+enum BotState {
     NotLoaded,
     Loaded(Box<JsBot>),
 }
@@ -92,7 +93,7 @@ fn run(
     let mut host_failure = None;
     let mut game = Game::new();
     let entrants = [black, red];
-    let mut seats = [Seat::NotLoaded, Seat::NotLoaded];
+    let mut seats = [BotState::NotLoaded, BotState::NotLoaded];
     while !game.is_over() {
         let side = game.to_move();
         let legal = game.legal_moves();
@@ -104,9 +105,9 @@ fn run(
             continue;
         }
         let slot = &mut seats[side.index()];
-        if let Seat::NotLoaded = slot {
+        if let BotState::NotLoaded = slot {
             match load(entrants[side.index()], side, seed, limits) {
-                Ok(bot) => *slot = Seat::Loaded(Box::new(bot)),
+                Ok(bot) => *slot = BotState::Loaded(Box::new(bot)),
                 Err((fault, detail, host)) => {
                     if host {
                         host_failure = Some(format!("{side}: {detail}"));
@@ -116,7 +117,7 @@ fn run(
                 }
             }
         }
-        let Seat::Loaded(bot) = slot else { break };
+        let BotState::Loaded(bot) = slot else { break };
         match bot.turn(&game, &legal) {
             Err(f) => forfeit(&mut game, f.fault, f.detail),
             Ok((mv, points)) if legal.contains(&mv) => {
