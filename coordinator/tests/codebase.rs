@@ -37,6 +37,19 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every crate's `src` folder with its source files, crate by crate.
+fn crate_sources() -> Vec<(&'static str, PathBuf, Vec<PathBuf>)> {
+    CRATES
+        .iter()
+        .map(|krate| {
+            let src = repo().join(krate).join("src");
+            let mut files = Vec::new();
+            sources(&src, &mut files);
+            (*krate, src, files)
+        })
+        .collect()
+}
+
 /// The module path of a source file of a crate's `src` (lib.rs, main.rs: the root).
 fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap();
@@ -197,10 +210,7 @@ fn expand_item(code: &str, from: usize, to: usize, prefix: &[String], out: &mut 
 #[test]
 fn sibling_modules_never_import_each_other_both_ways() {
     let mut circles = Vec::new();
-    for krate in CRATES {
-        let src = repo().join(krate).join("src");
-        let mut files = Vec::new();
-        sources(&src, &mut files);
+    for (krate, src, files) in crate_sources() {
         let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
         // edges between siblings: (parent, from child, to child)
         let mut edges: BTreeMap<Vec<String>, BTreeSet<(String, String)>> = BTreeMap::new();
@@ -322,9 +332,7 @@ fn the_import_scan_sees_grouped_and_inline_paths() {
 #[test]
 fn no_library_function_returns_a_bare_string_error() {
     let mut found = Vec::new();
-    for krate in CRATES {
-        let mut files = Vec::new();
-        sources(&repo().join(krate).join("src"), &mut files);
+    for (_, _, files) in crate_sources() {
         for f in files {
             if f.file_name().is_some_and(|n| n == "main.rs") {
                 continue;
@@ -366,9 +374,7 @@ fn no_library_function_returns_a_bare_string_error() {
 #[test]
 fn no_source_reads_a_farm_variable_outside_clap() {
     let mut found = Vec::new();
-    for krate in CRATES {
-        let mut files = Vec::new();
-        sources(&repo().join(krate).join("src"), &mut files);
+    for (_, _, files) in crate_sources() {
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             for (n, line) in text.lines().enumerate() {
@@ -391,13 +397,10 @@ fn no_source_reads_a_farm_variable_outside_clap() {
 #[test]
 fn clap_is_used_only_by_the_command_layer() {
     let mut found = Vec::new();
-    for krate in CRATES {
-        let src = repo().join(krate).join("src");
-        let mut files = Vec::new();
-        sources(&src, &mut files);
+    for (krate, src, files) in crate_sources() {
         for f in files {
             let module = module_of(&src, &f);
-            let cli = *krate == "coordinator"
+            let cli = krate == "coordinator"
                 && (module.first().is_some_and(|m| m == "cmd")
                     || f.file_name().is_some_and(|n| n == "main.rs"));
             if cli {
@@ -407,7 +410,7 @@ fn clap_is_used_only_by_the_command_layer() {
             if code.contains("clap") {
                 found.push(format!("{}: names clap", f.display()));
             }
-            if *krate == "coordinator" && code.contains("cmd::") {
+            if krate == "coordinator" && code.contains("cmd::") {
                 found.push(format!("{}: calls the CLI layer (cmd::)", f.display()));
             }
         }
