@@ -167,16 +167,7 @@ impl BotCgroups {
     /// Remove the cgroup directories (they must be empty); returns what could not be removed.
     pub(crate) fn remove(self) -> Vec<String> {
         let mut left = Vec::new();
-        for dir in [
-            &self.memory,
-            &self.pids,
-            &self.cpuacct,
-            &self.cpu,
-            &self.unified,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for dir in self.dirs() {
             let mut ok = false;
             for _ in 0..50 {
                 if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
