@@ -2,13 +2,39 @@
 //! cpuacct (CPU of every process of the bot) and v2 `cgroup.kill` (kills setsid'd, double-forked
 //! descendants in one write). Created before the fork; the bot's init joins them by writing "0"
 //! to the prepared `cgroup.procs` fds.
+//!
+//! Ownership is a lock, never a pid: each bot cgroup is `matchfarm/bot-<32 hex>` in every
+//! hierarchy, and its creator holds an exclusive flock on the cgroup's directory (flock works on
+//! cgroupfs, v1 and v2, and a flock dies with its holder in whatever pid namespace it lived) for
+//! the cgroup's whole life. Protocol, as for bot folders (`folder`): `mkdir` (a new name on
+//! EEXIST), open the directory, take the flock non-blockingly, check that the path still names
+//! the locked inode (a sweeper may have locked and removed the fresh directory before our
+//! flock), else undo and start over under a new name. A worker that dies leaves its cgroups
+//! unlocked: `sweep` takes their locks and only then clears them.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::{HostError, HostSupport, Limits};
+
+mod sweep;
+pub use sweep::{sweep_stale, Sweep};
+
+/// Prefix of bot cgroup names (`bot-<32 hex>`); the sweep touches no other name.
+pub(crate) const NAME_PREFIX: &str = "bot-";
+
+/// Whether `name` is of the form only lock-guarded bot cgroups have: `bot-<32 lowercase hex>`.
+pub(crate) fn is_bot_cgroup_name(name: &str) -> bool {
+    name.strip_prefix(NAME_PREFIX).is_some_and(|hex| {
+        hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
 
 #[derive(Debug)]
 pub(crate) struct BotCgroups {
@@ -20,10 +46,107 @@ pub(crate) struct BotCgroups {
     procs: Vec<File>,
     /// `cpuacct.usage`, kept open: read twice per turn.
     usage: Option<File>,
+    /// The flocked directories (one per distinct hierarchy): our claim on the cgroups, released
+    /// (closed) only after they are removed.
+    locks: Vec<File>,
+}
+
+/// The hierarchies of `host` in a fixed order: memory, pids, cpuacct, cpu, unified.
+pub(crate) fn roots(host: &HostSupport) -> [&Option<PathBuf>; 5] {
+    [
+        &host.cg_memory,
+        &host.cg_pids,
+        &host.cg_cpuacct,
+        &host.cg_cpu,
+        &host.cg_unified,
+    ]
+}
+
+/// `(dev, inode)` of a path or an open file: two roots that are one hierarchy (co-mounted
+/// `cpu,cpuacct`) have the same.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.dev(), meta.ino())
+}
+
+/// Open `dir` for a flock on it.
+pub(crate) fn open_dir(dir: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(dir)
+}
+
+/// Whether the path `dir` still names the directory open as `file`.
+pub(crate) fn still_names(dir: &Path, file: &File) -> bool {
+    std::fs::metadata(dir)
+        .ok()
+        .zip(file.metadata().ok())
+        .is_some_and(|(a, b)| identity(&a) == identity(&b))
+}
+
+/// One try at `matchfarm/<name>` in every root, each made and locked by us. `Ok(None)`: the
+/// name is taken or a sweeper got in between; what this try made and locked is removed again.
+fn make_locked(
+    roots: &[&Option<PathBuf>; 5],
+    name: &str,
+) -> Result<Option<([Option<PathBuf>; 5], Vec<File>)>, HostError> {
+    let mut dirs: [Option<PathBuf>; 5] = Default::default();
+    let mut made: Vec<((u64, u64), PathBuf, File)> = Vec::new();
+    let undo = |made: Vec<((u64, u64), PathBuf, File)>| {
+        for (_, dir, lock) in made {
+            let _ = std::fs::remove_dir(&dir);
+            drop(lock);
+        }
+    };
+    for (slot, root) in roots.iter().enumerate() {
+        let Some(root) = root else { continue };
+        let parent = root.join("matchfarm");
+        std::fs::create_dir_all(&parent).map_err(|e| HostError::io("cgroup", &parent, e))?;
+        let key = std::fs::metadata(&parent)
+            .map(|m| identity(&m))
+            .map_err(|e| HostError::io("cgroup", &parent, e))?;
+        if let Some((_, dir, _)) = made.iter().find(|(k, _, _)| *k == key) {
+            dirs[slot] = Some(dir.clone()); // the same hierarchy under another name
+            continue;
+        }
+        let dir = parent.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                undo(made);
+                return Ok(None);
+            }
+            Err(e) => {
+                undo(made);
+                return Err(HostError::io("cgroup", &dir, e));
+            }
+        }
+        let lock = match open_dir(&dir) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                undo(made); // a sweeper removed it already
+                return Ok(None);
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                undo(made);
+                return Err(HostError::io("cgroup", &dir, e));
+            }
+        };
+        if !crate::fdio::try_lock_exclusive(&lock) || !still_names(&dir, &lock) {
+            // A sweeper holds it (and removes it) or has removed it: not ours.
+            undo(made);
+            return Ok(None);
+        }
+        dirs[slot] = Some(dir.clone());
+        made.push((key, dir, lock));
+    }
+    Ok(Some((dirs, made.into_iter().map(|(_, _, l)| l).collect())))
 }
 
 impl BotCgroups {
-    /// Make `matchfarm/<name>` in every available hierarchy and set the limits.
+    /// Make `matchfarm/<name>` (`name`: `bot-<32 hex>`; another such name if that one is taken)
+    /// in every available hierarchy, each locked by us, and set the limits.
     /// `cpu_weight` (v1 cpu.shares of the worker's `matchfarm` group, 0 = leave as is) lets a
     /// thinking bot take its core from background load: only token holders run at all.
     pub(crate) fn create(
@@ -32,20 +155,34 @@ impl BotCgroups {
         limits: &Limits,
         cpu_weight: u64,
     ) -> Result<Self, HostError> {
-        let make = |root: &Option<PathBuf>| -> Result<Option<PathBuf>, HostError> {
-            let Some(root) = root else { return Ok(None) };
-            let dir = root.join("matchfarm").join(name);
-            std::fs::create_dir_all(&dir).map_err(|e| HostError::io("cgroup", &dir, e))?;
-            Ok(Some(dir))
+        let roots = roots(host);
+        // A name no sweep would ever clear is never used.
+        let mut made = match is_bot_cgroup_name(name) {
+            true => make_locked(&roots, name)?,
+            false => None,
+        };
+        for _ in 0..63 {
+            if made.is_some() {
+                break;
+            }
+            let fresh = crate::folder::random_hex()
+                .map_err(|e| HostError::Setup(format!("random cgroup name: {e}")))?;
+            made = make_locked(&roots, &format!("{NAME_PREFIX}{fresh}"))?;
+        }
+        let Some(([memory, pids, cpuacct, cpu, unified], locks)) = made else {
+            return Err(HostError::Setup(
+                "no free bot cgroup name under matchfarm/ after 64 tries".into(),
+            ));
         };
         let mut cg = BotCgroups {
-            memory: make(&host.cg_memory)?,
-            pids: make(&host.cg_pids)?,
-            cpuacct: make(&host.cg_cpuacct)?,
-            cpu: make(&host.cg_cpu)?,
-            unified: make(&host.cg_unified)?,
+            memory,
+            pids,
+            cpuacct,
+            cpu,
+            unified,
             procs: Vec::new(),
             usage: None,
+            locks,
         };
         cg.usage = cg
             .cpuacct
@@ -77,8 +214,10 @@ impl BotCgroups {
         Ok(cg)
     }
 
+    /// Each distinct cgroup directory once (co-mounted hierarchies share one).
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
-        [
+        let mut out: Vec<&PathBuf> = Vec::new();
+        for d in [
             &self.memory,
             &self.pids,
             &self.cpuacct,
@@ -87,6 +226,12 @@ impl BotCgroups {
         ]
         .into_iter()
         .flatten()
+        {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out.into_iter()
     }
 
     /// Fds the init writes "0" to, joining every hierarchy.
@@ -145,7 +290,9 @@ impl BotCgroups {
         out
     }
 
-    /// Kill everything in the cgroups and wait (bounded) until they are empty.
+    /// Kill everything in the cgroups and wait (bounded) until they are empty. A pid that reads
+    /// as 0 (a process outside this pid namespace, which none of the bot's is) is never
+    /// signalled: `cleanup` reports it as left over.
     pub(crate) fn kill_all(&self, wait: Duration) {
         if let Some(u) = &self.unified {
             let _ = std::fs::write(u.join("cgroup.kill"), "1");
@@ -157,14 +304,14 @@ impl BotCgroups {
                 return;
             }
             for pid in pids {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                crate::process::kill_pid(pid, libc::SIGKILL);
             }
             std::thread::sleep(Duration::from_millis(1));
         }
     }
 
-    /// Remove the cgroup directories (they must be empty); returns what could not be removed.
+    /// Remove the cgroup directories (they must be empty), then give up their locks (what could
+    /// not be removed is left to a later sweep); returns what could not be removed.
     pub(crate) fn remove(self) -> Vec<String> {
         let mut left = Vec::new();
         for dir in self.dirs() {
@@ -180,6 +327,7 @@ impl BotCgroups {
                 left.push(format!("cgroup {} could not be removed", dir.display()));
             }
         }
+        drop(self.locks);
         left
     }
 }
@@ -198,50 +346,6 @@ pub(crate) fn join_worker_group(host: &HostSupport, cpu_weight: u64) -> Result<(
     std::fs::create_dir_all(&group).map_err(|e| HostError::io("cgroup", &group, e))?;
     write(&group.join("cpu.shares"), &cpu_weight.to_string())?;
     write(&group.join("cgroup.procs"), &std::process::id().to_string())
-}
-
-/// Remove what workers that died without cleaning up left under `matchfarm/` (cgroups are
-/// named `<worker pid>-<seq>`): kill their processes and remove the cgroups.
-pub(crate) fn sweep_stale(host: &HostSupport) -> usize {
-    let mut swept = 0;
-    let roots = [
-        &host.cg_memory,
-        &host.cg_pids,
-        &host.cg_cpuacct,
-        &host.cg_cpu,
-        &host.cg_unified,
-    ];
-    for root in roots.into_iter().flatten() {
-        let Ok(entries) = std::fs::read_dir(root.join("matchfarm")) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-                continue;
-            };
-            if Path::new(&format!("/proc/{pid}")).exists() {
-                continue;
-            }
-            let dir = e.path();
-            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
-            for _ in 0..100 {
-                let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                if procs.trim().is_empty() {
-                    break;
-                }
-                for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            if std::fs::remove_dir(&dir).is_ok() {
-                swept += 1;
-            }
-        }
-    }
-    swept
 }
 
 fn write(path: &Path, value: &str) -> Result<(), HostError> {

@@ -378,8 +378,9 @@ unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
 /// After the bot's main process ended: kill and reap every other process it left behind.
 unsafe fn kill_everything_else(pid_namespace: bool) {
     for _round in 0..10_000 {
-        if pid_namespace {
-            // Pid 1 of the namespace: reaches every process in it, never the worker.
+        if pid_namespace && libc::getpid() == 1 {
+            // Pid 1 of the namespace: reaches every process in it, never the worker. (Checked:
+            // anywhere else, kill(-1) would reach every process this one may signal.)
             libc::kill(-1, libc::SIGKILL);
         } else {
             kill_children();

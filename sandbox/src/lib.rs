@@ -26,7 +26,7 @@
 
 pub mod bot;
 pub mod capture;
-pub(crate) mod cgroup;
+pub mod cgroup;
 pub(crate) mod child;
 pub mod config;
 pub mod error;

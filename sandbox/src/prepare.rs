@@ -86,12 +86,27 @@ fn announce(cfg: &SandboxConfig, mode: SandboxMode, host: &HostSupport) {
             if let Err(e) = super::cgroup::join_worker_group(host, cfg.cpu_weight) {
                 tracing::warn!(error = %e, "could not join the matchfarm cpu cgroup");
             }
-            let swept = super::cgroup::sweep_stale(host);
-            if swept > 0 {
-                tracing::warn!(swept, "removed cgroups left by workers that died");
-            }
+            log_sweep(&super::cgroup::sweep_stale(host));
         }
     });
+}
+
+/// What the sweep of `matchfarm/` cgroups found, said once.
+fn log_sweep(s: &super::cgroup::Sweep) {
+    if s.swept > 0 {
+        tracing::warn!(swept = s.swept, "removed cgroups left by workers that died");
+    }
+    for why in &s.refused {
+        tracing::warn!("{why}");
+    }
+    if let Some(first) = s.foreign.first() {
+        tracing::info!(
+            count = s.foreign.len(),
+            first = %first.display(),
+            "cgroups under matchfarm/ that no lock guards (older farm versions, or not the \
+             farm's) are left alone"
+        );
+    }
 }
 
 fn prepare_and_launch(
@@ -120,12 +135,8 @@ fn prepare_and_launch(
     let locked = LockedDir::create(&cfg.scratch_root, BOT_DIR_PREFIX)
         .map_err(|e| io("bot folder in", &cfg.scratch_root, e))?;
     let dir = locked.path().to_path_buf();
-    // Cgroups live in this pid namespace's view (their sweep checks the pid): pid + random.
-    let id = format!(
-        "{}-{}",
-        std::process::id(),
-        &locked.name()[BOT_DIR_PREFIX.len()..]
-    );
+    // The bot's cgroups take its folder's name (`bot-<32 hex>`): owned by a lock, like it.
+    let id = locked.name();
     res.dir = Some(locked);
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
         .map_err(|e| io("chmod", &dir, e))?;
