@@ -304,7 +304,7 @@ impl BotCgroups {
                 return;
             }
             for pid in pids {
-                crate::process::kill_pid(pid, libc::SIGKILL);
+                crate::fdio::kill_pid(pid, libc::SIGKILL);
             }
             std::thread::sleep(Duration::from_millis(1));
         }

@@ -1,5 +1,7 @@
 //! Safe wrappers of the few fd syscalls the farm makes on its pipes and lock files: wait for
-//! fds with a timeout (`ppoll`), read into and write from buffers, take an exclusive `flock`.
+//! fds with a timeout (`ppoll`), read into and write from buffers, take an exclusive `flock`;
+//! and `kill_pid`, the crate's one way to signal a single process, which never signals a pid
+//! <= 0 (what `cgroup.procs` shows for a process outside our pid namespace is 0).
 //! The one place outside the process layer's own set-up where these are called, so that the
 //! rest of the farm has no `unsafe`.
 //!
@@ -126,6 +128,17 @@ fn flock(file: &impl AsFd, op: libc::c_int) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Send `sig` to the one process `pid`; a pid <= 0 (0: our own process group, -1: everyone,
+/// < -1: a group; what a `cgroup.procs` shows for a process outside our pid namespace is 0) is
+/// never signalled. Whether the signal was sent.
+pub(crate) fn kill_pid(pid: i32, sig: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill has no memory-safety preconditions; pid > 0 names one process.
+    unsafe { libc::kill(pid, sig) == 0 }
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ impl Process {
         self.signal_group(libc::SIGKILL);
         if self.res.mode == SandboxMode::Full && !self.leader_reaped && self.leader > 1 {
             // Pid 1 of the bot's pid namespace: its death takes every process in it along.
-            kill_pid(self.leader, libc::SIGKILL);
+            fdio::kill_pid(self.leader, libc::SIGKILL);
         }
     }
 
@@ -185,7 +185,7 @@ impl Process {
                 return;
             }
             if Instant::now() >= until {
-                kill_pid(self.leader, libc::SIGKILL); // our own child
+                fdio::kill_pid(self.leader, libc::SIGKILL); // our own child
             }
             if pidfd < 0 {
                 std::thread::sleep(Duration::from_micros(200));
@@ -235,7 +235,7 @@ impl Process {
                     break;
                 }
                 for pid in pids {
-                    kill_pid(pid, libc::SIGKILL); // they run under the bot's private uid
+                    fdio::kill_pid(pid, libc::SIGKILL); // they run under the bot's private uid
                 }
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -243,17 +243,6 @@ impl Process {
         left.extend(self.res.release());
         left
     }
-}
-
-/// Send `sig` to the one process `pid`; a pid <= 0 (0: our own process group, -1: everyone,
-/// < -1: a group; what a `cgroup.procs` shows for a process outside our pid namespace is 0) is
-/// never signalled. Whether the signal was sent.
-pub(crate) fn kill_pid(pid: i32, sig: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill has no memory-safety preconditions; pid > 0 names one process.
-    unsafe { libc::kill(pid, sig) == 0 }
 }
 
 /// The first child of `pid` (the bot under its init), from /proc/<pid>/task/<pid>/children.

@@ -118,7 +118,7 @@ fn clear(locks: &[(PathBuf, File)]) -> Result<(), String> {
         }
         for (_, pids) in &left {
             for &pid in pids {
-                crate::process::kill_pid(pid, libc::SIGKILL);
+                crate::fdio::kill_pid(pid, libc::SIGKILL);
             }
         }
         std::thread::sleep(Duration::from_millis(2));
