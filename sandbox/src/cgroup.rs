@@ -84,12 +84,12 @@ pub(crate) fn still_names(dir: &Path, file: &File) -> bool {
         .is_some_and(|(a, b)| identity(&a) == identity(&b))
 }
 
+/// A bot's cgroup directory per root (in `roots` order) and the locks we hold on them.
+type Made = ([Option<PathBuf>; 5], Vec<File>);
+
 /// One try at `matchfarm/<name>` in every root, each made and locked by us. `Ok(None)`: the
 /// name is taken or a sweeper got in between; what this try made and locked is removed again.
-fn make_locked(
-    roots: &[&Option<PathBuf>; 5],
-    name: &str,
-) -> Result<Option<([Option<PathBuf>; 5], Vec<File>)>, HostError> {
+fn make_locked(roots: &[&Option<PathBuf>; 5], name: &str) -> Result<Option<Made>, HostError> {
     let mut dirs: [Option<PathBuf>; 5] = Default::default();
     let mut made: Vec<((u64, u64), PathBuf, File)> = Vec::new();
     let undo = |made: Vec<((u64, u64), PathBuf, File)>| {
