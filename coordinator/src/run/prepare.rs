@@ -281,7 +281,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         if let Some(diff) = identity.difference(&saved) {
             bail!("referee, bots or schedule changed; resume rejected: {diff}");
         }
-        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME))?;
+        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME), schedule.len() as u64)?;
         if let Some(torn) = rec.torn_bytes {
             eprintln!(
                 "note: the results log ended in a torn record ({torn} bytes, a crash mid-write); recovered every whole record before it"
