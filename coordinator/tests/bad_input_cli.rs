@@ -159,3 +159,92 @@ fn a_schedule_too_large_to_hold_is_refused_up_front_naming_the_flag() {
         assert!(!out.exists(), "nothing is written for a refused schedule");
     }
 }
+
+/// A tmpfs mounted over a folder for one test, unmounted when dropped (also when the test
+/// fails).
+struct Mount(std::path::PathBuf);
+
+impl Mount {
+    /// A full one-page tmpfs at `dir` (None, saying why, where this host cannot mount).
+    fn full(dir: &Path) -> Option<Mount> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=4k,mode=0755", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+            return None;
+        }
+        let m = Mount(dir.to_path_buf());
+        // Fill the one page, so that every replay write hits ENOSPC.
+        let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+        let _ = std::io::Write::write_all(&mut f, &[0u8; 8192]);
+        Some(m)
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn matches_failed_by_a_full_disk_are_played_again_by_a_plain_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let mut args: Vec<String> = [
+        "run",
+        "--bots",
+        "Base=bots/bomberman/baseline.cpp",
+        "Greedy=bots/bomberman/greedy.cpp",
+        "--anchor",
+        "Base",
+        "--sizes",
+        "2",
+        "--seeds",
+        "1",
+        "--seed",
+        "3",
+        "--workers",
+        "2",
+        "--output",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(out.display().to_string());
+    let (code, o, e) = run(farm().args(&args).arg("--plan-only"));
+    assert_eq!(code, 0, "{o}\n{e}");
+    args.push("--resume".into());
+    let Some(full) = Mount::full(&out.join("replays")) else {
+        return;
+    };
+    let (code, o, e) = run(farm().args(&args));
+    // Exit 2: the views in replays/ (index.html) cannot be written either.
+    assert_eq!(code, 2, "the replays cannot be written\n{o}\n{e}");
+    assert!(e.contains("2 matches failed"), "{e}");
+    assert!(e.contains("No space left on device"), "{e}");
+    assert!(
+        e.contains("--resume: it plays them again"),
+        "the message says what to do: {e}"
+    );
+    let log = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(log.matches("\"failed\"").count(), 2, "{log}");
+    // Space again: a plain --resume plays the failed matches, and the run is whole.
+    drop(full);
+    let (code, o, e) = run(farm().args(&args));
+    assert_eq!(code, 0, "{o}\n{e}");
+    assert!(e.contains("playing again 2 matches that failed"), "{e}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results.as_array().unwrap().len(), 2);
+    for n in 1..=2 {
+        assert!(out.join(format!("replays/{n:05}.json.gz")).is_file());
+    }
+}

@@ -326,7 +326,20 @@ pub async fn drive<T: Transport>(
     }
     timings.wall_seconds = started.elapsed().as_secs_f64();
     timings.workers = plan.workers;
-    live.write_final(&out, &timings, scheduled)?;
+    let again = match redo {
+        true => "fix the host (e.g. free disk space) and --resume: it plays them again",
+        false => "a run with a stop rule keeps them failed (it reads the results in schedule order): start a new run to play them",
+    };
+    if let Err(e) = live.write_final(&out, &timings, scheduled) {
+        if live.failed() > 0 {
+            // A full disk fails the replays and then the views: say what to do about both.
+            return Err(e.context(format!(
+                "{} matches failed (infrastructure, not scored), and the final views could not be written; {again}",
+                live.failed()
+            )));
+        }
+        return Err(e);
+    }
     print!("{}", live.ratings_table());
     if let Some(s) = &stopped {
         println!(
@@ -349,10 +362,6 @@ pub async fn drive<T: Transport>(
     println!("output: {}", out.display());
     drop(plan.lock);
     if failures > 0 || live.failed() > 0 {
-        let again = match redo {
-            true => "fix the host (e.g. free disk space) and --resume: it plays them again",
-            false => "a run with a stop rule keeps them failed (it reads the results in schedule order): start a new run to play them",
-        };
         eprintln!(
             "{} matches failed (infrastructure, not scored); see failed matches in {}; {again}",
             live.failed(),
