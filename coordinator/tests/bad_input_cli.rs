@@ -248,3 +248,57 @@ fn matches_failed_by_a_full_disk_are_played_again_by_a_plain_resume() {
         assert!(out.join(format!("replays/{n:05}.json.gz")).is_file());
     }
 }
+
+#[test]
+fn a_seed_past_127_bits_is_refused_saying_the_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let two_127 = "170141183460469231731687303715884105728";
+    let plan = |seed: &str, out: &Path| {
+        run(farm()
+            .args(["run", "--bots", "Base=bots/bomberman/baseline.cpp"])
+            .args(["Greedy=bots/bomberman/greedy.cpp", "--anchor", "Base"])
+            .args([
+                "--sizes",
+                "2",
+                "--seeds",
+                "1",
+                "--plan-only",
+                "--seed",
+                seed,
+            ])
+            .arg("--output")
+            .arg(out))
+    };
+    for (seed, says) in [
+        (two_127.to_string(), "out of range"),
+        (format!("-{two_127}1"), "out of range"),
+        ("12x".to_string(), "not an integer"),
+        ("".to_string(), "not an integer"),
+    ] {
+        let out = tmp.path().join("refused");
+        let (code, o, e) = plan(&seed, &out);
+        assert!(
+            code == 2 && !e.contains("panicked"),
+            "{seed}: {code}\n{o}\n{e}"
+        );
+        assert!(e.contains("--seed") && e.contains(says), "{seed}: {e}");
+        if says == "out of range" {
+            assert!(e.contains("-2^127 to 2^127 - 1"), "{e}");
+        }
+        assert!(!out.exists());
+    }
+    // The ends of the range are taken and recorded exactly.
+    for seed in [
+        format!("-{two_127}"),
+        "170141183460469231731687303715884105727".to_string(),
+    ] {
+        let out = tmp.path().join(format!("o{}", seed.len()));
+        let (code, o, e) = plan(&seed, &out);
+        assert_eq!(code, 0, "{seed}: {o}\n{e}");
+        let text = std::fs::read_to_string(out.join("schedule.json")).unwrap();
+        assert!(
+            text.contains(&format!("\"schedule_seed\": {seed},")),
+            "{seed}"
+        );
+    }
+}

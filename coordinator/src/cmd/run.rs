@@ -41,7 +41,8 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub seeds: i64,
-    /// Schedule seed (any integer); drawn at random (63 bits) and recorded when omitted.
+    /// Schedule seed: an integer from -2^127 to 2^127 - 1 (a larger one is refused);
+    /// drawn at random (63 bits) and recorded when omitted.
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
     pub seed: Option<String>,
     /// Output folder (must not exist, unless --resume).

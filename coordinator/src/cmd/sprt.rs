@@ -50,7 +50,7 @@ pub struct SprtArgs {
     /// Chance of accepting H0 when H1 holds (false negative).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub beta: f64,
-    /// Seed of the maps (any integer); drawn at random (63 bits) and recorded when omitted; a
+    /// Seed of the maps: an integer from -2^127 to 2^127 - 1; drawn at random (63 bits) and recorded when omitted; a
     /// --resume without it reuses the recorded one.
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
     pub seed: Option<String>,
