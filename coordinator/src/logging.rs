@@ -1,5 +1,8 @@
 //! Log set-up for every `farm` command: tracing to stderr, filtered by the global `--log`
 //! flag (env `FARM_LOG`; default `warn`, e.g. `FARM_LOG=info` or `--log worker=debug`).
+//! Colour codes only when stderr is a terminal: a file or a pipe gets plain text.
+
+use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
 
@@ -13,5 +16,6 @@ pub fn init(filter: EnvFilter) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

@@ -49,7 +49,8 @@ enum Command {
     /// Rebuild 汇总.md, results.json and bt.json of a run's output folder from its results log
     /// (also while the run is still going).
     Report(cmd::report::ReportArgs),
-    /// Write MANIFEST.json (sha256 of every file) for a referee package folder.
+    /// Write MANIFEST.json (sha256 of every regular file, hidden ones left out; symbolic links
+    /// refused) for a referee package folder.
     Manifest(cmd::manifest::ManifestArgs),
     /// A stateless cluster worker: plays jobs from RabbitMQ, artifacts from Redis.
     Worker(cmd::worker::WorkerArgs),

@@ -48,7 +48,10 @@ pub fn digest(manifest: &StrMap) -> String {
 }
 
 /// Write MANIFEST.json for every regular file under `dir` (except the manifest itself and
-/// hidden files), sorted by path. Returns the number of files.
+/// hidden files), sorted by path. Returns the number of files. Anything else that is not
+/// hidden (a symbolic link, a fifo, a socket, a device) is refused by name before anything is
+/// written: a worker receives the listed files' contents only, so a package that needs such an
+/// entry would run differently there, and a MANIFEST that left it out would hide that.
 pub fn write(dir: &Path) -> Result<usize> {
     let root = dir
         .canonicalize()
@@ -73,18 +76,30 @@ fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, PathBuf>) -> Resu
             continue;
         }
         let path = entry.path();
-        let ft = entry.file_type()?;
+        let ft = entry
+            .file_type()
+            .with_context(|| format!("reading the type of {}", path.display()))?;
+        let rel = path
+            .strip_prefix(root)
+            .with_context(|| format!("{} outside {}", path.display(), root.display()))?
+            .to_string_lossy()
+            .replace('\\', "/");
         if ft.is_dir() {
             collect(root, &path, out)?;
         } else if ft.is_file() {
-            let rel = path
-                .strip_prefix(root)
-                .with_context(|| format!("{} outside {}", path.display(), root.display()))?
-                .to_string_lossy()
-                .replace('\\', "/");
             if rel != MANIFEST {
                 out.insert(rel, path);
             }
+        } else {
+            let what = if ft.is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file (a fifo, socket or device)"
+            };
+            bail!(
+                "{rel} in {} is {what}: a MANIFEST lists regular files only (workers receive file contents, not links). Replace it with a copy of the file, or move it out of the package; no MANIFEST was written",
+                root.display()
+            );
         }
     }
     Ok(())
@@ -109,5 +124,21 @@ mod tests {
         std::fs::write(dir.path().join(MANIFEST), r#"{"../etc/passwd": "00"}"#).unwrap();
         let err = format!("{:#}", check(dir.path()).unwrap_err());
         assert!(err.contains("../etc/passwd"), "{err}");
+        let before = std::fs::read(dir.path().join(MANIFEST)).unwrap();
+        // A symbolic link (to a file inside or outside, or to a folder) is refused by name.
+        for target in ["RULES.md", "/etc/hostname", "engine"] {
+            let link = dir.path().join("engine/link");
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            let err = format!("{:#}", write(dir.path()).unwrap_err());
+            assert!(
+                err.contains("engine/link") && err.contains("symbolic link"),
+                "{target}: {err}"
+            );
+            assert_eq!(std::fs::read(dir.path().join(MANIFEST)).unwrap(), before);
+            std::fs::remove_file(&link).unwrap();
+        }
+        // A hidden one is skipped, like every hidden file.
+        std::os::unix::fs::symlink("RULES.md", dir.path().join(".hidden")).unwrap();
+        assert_eq!(write(dir.path()).unwrap(), 2);
     }
 }

@@ -12,6 +12,10 @@ use thiserror::Error;
 const GAME_SEED_SPAN: u64 = (1 << 31) - 1;
 /// The largest match size any game supports.
 pub const MAX_MATCH_SIZE: i64 = 10;
+/// The most matches an expanded schedule may hold: ten times the 100,800-match schedule of the
+/// memory benchmark (136 MiB to plan), so about 1.3 GiB; a larger one is refused before
+/// anything is drawn or allocated.
+pub const MAX_MATCHES: u64 = 1_000_000;
 
 /// One scheduled match: its size, its map seed and the seats as roster slot indices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +34,8 @@ pub enum ScheduleError {
     SeedCount(i64),
     #[error("match sizes {sizes:?} invalid: each match size must be unique and between 2 and min(10, entrant count) = {max}")]
     Sizes { sizes: Vec<i64>, max: i64 },
+    #[error("the schedule would hold {} matches; at most {max} can be held", matches.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()))]
+    TooLarge { matches: Option<u64>, max: u64 },
     #[error("cannot draw {count} distinct map seeds: {source}")]
     Sample { count: i64, source: PyRandomError },
     #[error("frozen schedule sizes {frozen:?} differ from the requested sizes {requested:?}")]
@@ -142,7 +148,43 @@ pub fn validate_plan(
             max,
         });
     }
-    Ok(())
+    match match_count(entrant_count, sizes, seed_count) {
+        Some(n) if n <= MAX_MATCHES => Ok(()),
+        matches => Err(ScheduleError::TooLarge {
+            matches,
+            max: MAX_MATCHES,
+        }),
+    }
+}
+
+/// How many matches [`make_schedule`] makes of these (valid) settings, without making them:
+/// per size, every group of entrants, every map, every rotation of each seat order (one order
+/// for two seats, forward and reversed above). `None` past `u64`.
+pub fn match_count(entrant_count: usize, sizes: &[i64], seed_count: i64) -> Option<u64> {
+    let seeds = u64::try_from(seed_count).ok()?;
+    let mut total = 0u64;
+    for &size in sizes {
+        let size = u64::try_from(size).ok()?;
+        let orders = if size <= 2 { 1 } else { 2 };
+        let per_map = combinations(entrant_count as u64, size)?.checked_mul(orders * size)?;
+        total = total.checked_add(per_map.checked_mul(seeds)?)?;
+    }
+    Some(total)
+}
+
+/// n choose k, `None` past `u64`.
+fn combinations(n: u64, k: u64) -> Option<u64> {
+    if k > n {
+        return Some(0);
+    }
+    let mut c: u128 = 1;
+    for i in 0..k.min(n - k) {
+        c = c * u128::from(n - i) / u128::from(i + 1);
+        if c > u128::from(u64::MAX) {
+            return None;
+        }
+    }
+    u64::try_from(c).ok()
 }
 
 /// Advances `group` (strictly increasing indices below `n`) to the next combination in

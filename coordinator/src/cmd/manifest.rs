@@ -9,7 +9,9 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct ManifestArgs {
-    /// The referee package folder.
+    /// The referee package folder. Every regular file in it is listed except hidden ones
+    /// (names starting with a dot); a symbolic link or other special file is refused by name
+    /// (replace it with a copy of the file): workers receive file contents, not links.
     pub dir: PathBuf,
 }
 

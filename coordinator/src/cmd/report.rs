@@ -35,7 +35,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .map(|(k, _)| k.to_string())
         .collect();
     let started = std::time::Instant::now();
-    let rows = read_rows(&args.output)?;
+    let schedule_len = identity.schedule.entries.len() as u64;
+    let rows = read_rows(&args.output, schedule_len)?;
     let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
     live.rebuilding();
     for r in &rows {
@@ -54,9 +55,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let read = started.elapsed();
     live.write_report(&args.output)?;
     let views = started.elapsed();
-    write_results_json(&args.output)?;
+    write_results_json(&args.output, schedule_len)?;
     let results = started.elapsed();
-    let index = crate::run::viewer_index::write_index(&args.output)?;
+    let index = crate::run::viewer_index::write_index(&args.output, schedule_len)?;
     let viewer = started.elapsed();
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
@@ -91,24 +92,12 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Read the log without repairing it (a running coordinator may be mid-write).
-fn read_rows(dir: &std::path::Path) -> Result<Vec<Row>> {
+/// Read the log without repairing it (a running coordinator may be mid-write): its whole rows,
+/// every number within the schedule's `schedule_len` matches.
+fn read_rows(dir: &std::path::Path, schedule_len: u64) -> Result<Vec<Row>> {
     let path = dir.join(checkpoint::LOG_NAME);
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let mut rows: Vec<Row> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        if !line.ends_with('\n') {
-            break; // being written right now
-        }
-        let row: Row = serde_json::from_str(line)
-            .with_context(|| format!("{}: a record does not parse", path.display()))?;
-        let n = row.number as usize;
-        if n >= 1 && n <= rows.len() {
-            rows[n - 1] = row; // a redone failed match
-        } else {
-            rows.push(row);
-        }
-    }
-    Ok(rows)
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let parsed = checkpoint::parse(&bytes, schedule_len)
+        .map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
+    Ok(parsed.rows)
 }

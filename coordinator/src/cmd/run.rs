@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
+use shared::schedule::ScheduleError;
+
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs};
 use crate::run::execute::Engine;
 use crate::run::prepare::{
@@ -30,7 +32,8 @@ pub struct RunArgs {
     /// Name of the public baseline among --bots (rated 0).
     #[arg(long, value_name = "NAME", required_unless_present = "formal")]
     pub anchor: Option<String>,
-    /// Number of maps (seeds) per size.
+    /// Number of maps (seeds) per size. The whole schedule may hold at most 1,000,000 matches
+    /// (refused up front otherwise).
     #[arg(
         long,
         default_value_t = 5,
@@ -38,7 +41,8 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub seeds: i64,
-    /// Schedule seed (any integer); drawn at random (63 bits) and recorded when omitted.
+    /// Schedule seed: an integer from -2^127 to 2^127 - 1 (a larger one is refused);
+    /// drawn at random (63 bits) and recorded when omitted.
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
     pub seed: Option<String>,
     /// Output folder (must not exist, unless --resume).
@@ -55,7 +59,9 @@ pub struct RunArgs {
     /// Continue a run in --output after checking that nothing about it changed.
     #[arg(long)]
     pub resume: bool,
-    /// With --resume: play again the matches that failed (infrastructure) last time.
+    /// With --resume: play again the matches that failed (infrastructure) last time. A plain
+    /// --resume does that too (a host fault, e.g. a full disk, is never final); kept for
+    /// scripts. Refused with --until-settled, whose rule reads results in schedule order.
     #[arg(long, requires = "resume")]
     pub redo_failed: bool,
     /// Play even if some .cpp entrants do not compile. Each such bot is eliminated at turn 0 in
@@ -195,8 +201,25 @@ fn tournament_of_run(args: &RunArgs) -> Tournament {
     }
 }
 
+/// Refuse an expanded schedule too large to hold before anything is drawn or allocated,
+/// naming `flag` (the seed count's flag); every other bad plan is refused by the expansion.
+pub fn refuse_huge_schedule(bots: usize, sizes: &[i64], seeds: i64, flag: &str) -> Result<()> {
+    if let Err(ScheduleError::TooLarge { matches, max }) =
+        shared::schedule::validate_plan(bots, sizes, seeds)
+    {
+        let matches = matches.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+        anyhow::bail!(
+            "{flag} {seeds}: {bots} bots in sizes {sizes:?} would make {matches} matches; a schedule holds at most {max} (give a smaller {flag})"
+        );
+    }
+    Ok(())
+}
+
 /// Prepare `farm run`.
 fn prepare(args: &RunArgs, setup: &Setup) -> Result<Plan> {
+    if let ScheduleSource::Expand { seeds, .. } = tournament_of_run(args).schedule {
+        refuse_huge_schedule(args.bots.len(), &args.sizes, seeds, "--seeds")?;
+    }
     let mut tournament = tournament_of_run(args);
     if let Some(s) = args.settle_settings() {
         tournament

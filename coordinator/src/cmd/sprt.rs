@@ -50,11 +50,12 @@ pub struct SprtArgs {
     /// Chance of accepting H0 when H1 holds (false negative).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub beta: f64,
-    /// Seed of the maps (any integer); drawn at random (63 bits) and recorded when omitted; a
+    /// Seed of the maps: an integer from -2^127 to 2^127 - 1; drawn at random (63 bits) and recorded when omitted; a
     /// --resume without it reuses the recorded one.
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
     pub seed: Option<String>,
-    /// Stop after this many pairs at the latest, inconclusive if no bound was crossed.
+    /// Stop after this many pairs at the latest, inconclusive if no bound was crossed (at most
+    /// 500,000: the schedule holds every pair up front).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub max_pairs: u64,
     /// Output folder (must not exist, unless --resume): the files of `farm run` plus sprt.json.
@@ -114,6 +115,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         "elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha, "beta": args.beta,
         "max_pairs": args.max_pairs, "new": new, "base": base,
     });
+    super::run::refuse_huge_schedule(2, &[2], args.max_pairs as i64, "--max-pairs")?;
     let tournament = Tournament {
         bots: vec![args.new.clone(), args.base.clone()],
         anchor: base.clone(),

@@ -48,70 +48,109 @@ pub struct Recovered {
     pub ahead: Vec<Row>,
 }
 
-/// Read the log, cutting off a torn last line. A malformed line before the last is an error
-/// naming the line: that is damage, not a crash, and must not be papered over.
-pub fn recover(path: &Path) -> Result<Recovered> {
+/// Why a line of the log (or of the side journal) is refused: damage or an edit, never a crash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRow {
+    #[error("line {line} is not a valid result record ({why}); the log is damaged (not a torn write). Move it aside to start over, or repair that line")]
+    Malformed { line: usize, why: String },
+    #[error("line {line}: match {number} is outside the schedule (matches 1 to {len}); the log is damaged or edited. Move it aside to start over, or repair that line")]
+    OutsideSchedule { line: usize, number: u64, len: u64 },
+    #[error("line {line}: match {number} where match {expected} was expected (log out of order or edited)")]
+    OutOfOrder {
+        line: usize,
+        number: u64,
+        expected: u64,
+    },
+}
+
+/// The whole rows of a log's bytes and where they end (past it: a torn tail, to be cut off).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// Match `n` at index `n - 1` (a failed match played again replaces its first line).
+    pub rows: Vec<Row>,
+    /// Bytes of whole, valid lines from the start.
+    pub good_end: usize,
+}
+
+/// One line: a row, or why not. `schedule_len` bounds the match numbers.
+fn parse_row(line: &[u8], line_no: usize, schedule_len: u64) -> Result<Row, BadRow> {
+    let row: Row = serde_json::from_slice(line).map_err(|e| BadRow::Malformed {
+        line: line_no,
+        why: e.to_string(),
+    })?;
+    if row.number == 0 || row.number > schedule_len {
+        return Err(BadRow::OutsideSchedule {
+            line: line_no,
+            number: row.number,
+            len: schedule_len,
+        });
+    }
+    Ok(row)
+}
+
+/// Parse a log (pure): every whole line must be a row numbered within the schedule, in
+/// schedule order, or a failed match played again. A last line without its newline is a torn
+/// write, and so is a last line that is not JSON at all (a crash can leave garbage blocks); a
+/// whole line that is JSON but not a valid row is an edit, refused wherever it is.
+pub fn parse(bytes: &[u8], schedule_len: u64) -> Result<Parsed, BadRow> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut good_end = 0usize;
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let line_no = i + 1;
+        let Some(body) = line.strip_suffix(b"\n") else {
+            break; // torn tail: the crash happened while writing it
+        };
+        let is_last = good_end + line.len() == bytes.len();
+        let row = match parse_row(body, line_no, schedule_len) {
+            Ok(row) => row,
+            Err(BadRow::Malformed { .. })
+                if is_last && serde_json::from_slice::<Value>(body).is_err() =>
+            {
+                break
+            }
+            Err(e) => return Err(e),
+        };
+        let expected = rows.len() as u64 + 1;
+        // `row.number` is at least 1 (parse_row), so the index is within `rows` when below.
+        let earlier = usize::try_from(row.number - 1)
+            .ok()
+            .filter(|_| row.number < expected)
+            .and_then(|i| rows.get_mut(i));
+        match earlier {
+            Some(old) if old.failed.is_some() && row.result.is_some() => *old = row,
+            _ if row.number == expected => rows.push(row),
+            _ => {
+                return Err(BadRow::OutOfOrder {
+                    line: line_no,
+                    number: row.number,
+                    expected,
+                })
+            }
+        }
+        good_end += line.len();
+    }
+    Ok(Parsed { rows, good_end })
+}
+
+/// Read the log, cutting off a torn last line. A malformed line before the last, or a match
+/// number outside the schedule's `schedule_len` matches, is an error naming the file and line:
+/// that is damage, not a crash, and must not be papered over (nothing is cut or rewritten then).
+pub fn recover(path: &Path, schedule_len: u64) -> Result<Recovered> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Recovered {
                 rows: Vec::new(),
                 torn_bytes: None,
-                ahead: recover_ahead(path, 0)?,
+                ahead: recover_ahead(path, 0, schedule_len)?,
             })
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut good_end = 0usize;
-    let mut start = 0usize;
-    let mut line_no = 0usize;
-    while start < bytes.len() {
-        line_no += 1;
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|i| start + i);
-        let (line, complete) = match end {
-            Some(e) => (&bytes[start..e], true),
-            None => (&bytes[start..], false),
-        };
-        let parsed: Option<Row> = serde_json::from_slice(line).ok();
-        match (parsed, complete) {
-            (Some(row), true) => {
-                let expected = rows.len() as u64 + 1;
-                let redo = row.number < expected
-                    && row.result.is_some()
-                    && rows[(row.number - 1) as usize].failed.is_some();
-                if redo {
-                    let n = row.number as usize;
-                    rows[n - 1] = row;
-                } else if row.number != expected {
-                    bail!(
-                        "{} line {line_no}: match {} where match {expected} was expected (log out of order or edited)",
-                        path.display(),
-                        row.number
-                    );
-                } else {
-                    rows.push(row);
-                }
-                good_end = end.map(|e| e + 1).unwrap_or(bytes.len());
-                start = good_end;
-            }
-            (_, false) => break, // torn tail: the crash happened while writing it
-            (None, true) => {
-                let is_last = end.map(|e| e + 1 == bytes.len()).unwrap_or(true);
-                if is_last {
-                    break;
-                }
-                bail!(
-                    "{} line {line_no} is not a valid result record; the log is damaged (not a torn write). Move it aside to start over, or repair that line",
-                    path.display()
-                );
-            }
-        }
-    }
+    let Parsed { rows, good_end } =
+        parse(&bytes, schedule_len).map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
     let torn = (good_end < bytes.len()).then(|| (bytes.len() - good_end) as u64);
+    let ahead = recover_ahead(path, rows.len() as u64, schedule_len)?;
     if torn.is_some() {
         let f = OpenOptions::new()
             .write(true)
@@ -121,7 +160,6 @@ pub fn recover(path: &Path) -> Result<Recovered> {
             .with_context(|| format!("cutting the torn tail of {}", path.display()))?;
         f.sync_all()?;
     }
-    let ahead = recover_ahead(path, rows.len() as u64)?;
     Ok(Recovered {
         rows,
         torn_bytes: torn,
@@ -136,8 +174,8 @@ pub fn ahead_path(log_path: &Path) -> PathBuf {
 
 /// The journal's whole rows numbered after `done` (the log's length), sorted, one per number;
 /// a torn last line is ignored (it was never synced, so never acknowledged). Rows at or below
-/// `done` already moved into the log.
-fn recover_ahead(log_path: &Path, done: u64) -> Result<Vec<Row>> {
+/// `done` already moved into the log; a number outside the schedule is refused by line.
+fn recover_ahead(log_path: &Path, done: u64, schedule_len: u64) -> Result<Vec<Row>> {
     let path = ahead_path(log_path);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -153,14 +191,14 @@ fn recover_ahead(log_path: &Path, done: u64) -> Result<Vec<Row>> {
         if line.is_empty() {
             continue;
         }
-        match serde_json::from_slice::<Row>(line) {
+        match parse_row(line, line_no, schedule_len) {
             Ok(row) if row.number > done => {
                 rows.entry(row.number).or_insert(row);
             }
             Ok(_) => {}
-            Err(_) if last => {} // torn tail: never synced, never acknowledged
+            Err(BadRow::Malformed { .. }) if last => {} // torn tail: never synced, never acknowledged
             Err(e) => bail!(
-                "{} line {line_no} is not a valid result record ({e}); the journal is damaged. Move it aside to play those matches again",
+                "{} {e} (the journal of results that arrived early: move it aside to play those matches again)",
                 path.display()
             ),
         }
@@ -385,7 +423,7 @@ mod tests {
         );
         log.sync().unwrap();
         drop(log);
-        let rec = recover(&p).unwrap();
+        let rec = recover(&p, 100).unwrap();
         assert_eq!(rec.rows.len(), 3);
         assert!(rec.torn_bytes.is_none());
     }
@@ -400,7 +438,7 @@ mod tests {
         log.sync().unwrap();
         // The coordinator dies here (after acking 2 and 3): they must not be lost.
         drop(log);
-        let rec = recover(&p).unwrap();
+        let rec = recover(&p, 100).unwrap();
         assert!(rec.rows.is_empty());
         assert_eq!(
             rec.ahead.iter().map(|r| r.number).collect::<Vec<_>>(),
@@ -421,7 +459,7 @@ mod tests {
             "the journal is emptied once nothing waits"
         );
         drop(log);
-        let rec = recover(&p).unwrap();
+        let rec = recover(&p, 100).unwrap();
         assert_eq!(rec.rows.len(), 3);
         assert!(rec.ahead.is_empty());
     }
@@ -441,7 +479,7 @@ mod tests {
             .unwrap();
         f.write_all(b"{\"match\":4,\"si").unwrap();
         drop(f);
-        let rec = recover(&p).unwrap();
+        let rec = recover(&p, 100).unwrap();
         assert_eq!(rec.rows.len(), 1);
         assert_eq!(rec.ahead.len(), 1);
         assert_eq!(rec.ahead[0].number, 3);
@@ -463,14 +501,18 @@ mod tests {
         let mut f = OpenOptions::new().append(true).open(&p).unwrap();
         f.write_all(b"{\"match\":3,\"si").unwrap();
         drop(f);
-        let rec = recover(&p).unwrap();
+        let rec = recover(&p, 100).unwrap();
         assert_eq!(rec.rows.len(), 2);
         assert_eq!(rec.torn_bytes, Some(14));
-        assert_eq!(recover(&p).unwrap().torn_bytes, None, "file was repaired");
+        assert_eq!(
+            recover(&p, 100).unwrap().torn_bytes,
+            None,
+            "file was repaired"
+        );
 
         let text = std::fs::read_to_string(&p).unwrap();
         std::fs::write(&p, text.replacen("\"match\":1", "\"match\":x", 1)).unwrap();
-        let err = recover(&p).err().unwrap().to_string();
+        let err = recover(&p, 100).err().unwrap().to_string();
         assert!(err.contains("line 1"), "{err}");
     }
 }

@@ -30,8 +30,8 @@ use crate::transport::Transport;
 const RETRIES: u32 = 2;
 
 /// How the engine runs a plan: where the referee package is, how bots run on this host (for
-/// embedded workers), the cluster to use (if any), the match clock every job carries and
-/// whether failed matches are played again. Filled by `farm run` and `farm sprt` from their
+/// embedded workers), the cluster to use (if any) and the match clock every job carries (a
+/// resume plays failed matches again, `redo_failed` or not, unless a stop rule runs). Filled by `farm run` and `farm sprt` from their
 /// flags; the engine never sees clap arguments.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -105,9 +105,12 @@ pub async fn drive<T: Transport>(
         .map_or(scheduled, |l| l.min(scheduled));
     let mut cut: Option<(u64, String)> = None;
     let mut pending: VecDeque<u64> = VecDeque::new();
+    // A failed match is the host's fault (a full disk, a dying worker), never final: a resume
+    // plays it again. Not under a stop rule, which reads the results in schedule order.
+    let redo = stop.is_none();
     let mut failed_before: Vec<u64> = Vec::new();
     for row in &plan.done {
-        if row.result.is_none() && engine.redo_failed {
+        if row.result.is_none() && redo {
             failed_before.push(row.number);
             continue;
         }
@@ -119,6 +122,13 @@ pub async fn drive<T: Transport>(
                 }
             }
         }
+    }
+    if !failed_before.is_empty() {
+        eprintln!(
+            "note: playing again {} matches that failed last time (host faults): {:?}",
+            failed_before.len(),
+            failed_before
+        );
     }
     pending.extend(failed_before.iter().copied());
     let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64, &plan.ahead)?;
@@ -316,7 +326,20 @@ pub async fn drive<T: Transport>(
     }
     timings.wall_seconds = started.elapsed().as_secs_f64();
     timings.workers = plan.workers;
-    live.write_final(&out, &timings)?;
+    let again = match redo {
+        true => "fix the host (e.g. free disk space) and --resume: it plays them again",
+        false => "a run with a stop rule keeps them failed (it reads the results in schedule order): start a new run to play them",
+    };
+    if let Err(e) = live.write_final(&out, &timings, scheduled) {
+        if live.failed() > 0 {
+            // A full disk fails the replays and then the views: say what to do about both.
+            return Err(e.context(format!(
+                "{} matches failed (infrastructure, not scored), and the final views could not be written; {again}",
+                live.failed()
+            )));
+        }
+        return Err(e);
+    }
     print!("{}", live.ratings_table());
     if let Some(s) = &stopped {
         println!(
@@ -340,7 +363,7 @@ pub async fn drive<T: Transport>(
     drop(plan.lock);
     if failures > 0 || live.failed() > 0 {
         eprintln!(
-            "{} matches failed (infrastructure, not scored); see failed matches in {}; rerun them with --resume --redo-failed",
+            "{} matches failed (infrastructure, not scored); see failed matches in {}; {again}",
             live.failed(),
             out.join("汇总.md").display()
         );

@@ -474,13 +474,13 @@ impl Live {
         self.write_page(dir)
     }
 
-    /// Everything at the end of a run.
-    pub fn write_final(&mut self, dir: &Path, timings: &Timings) -> Result<()> {
+    /// Everything at the end of a run of `schedule_len` matches.
+    pub fn write_final(&mut self, dir: &Path, timings: &Timings, schedule_len: u64) -> Result<()> {
         self.load_maps(dir);
         self.refresh_bootstrap(true);
         self.write_report(dir)?;
-        write_results_json(dir)?;
-        super::viewer_index::write_index(dir)?;
+        write_results_json(dir, schedule_len)?;
+        super::viewer_index::write_index(dir, schedule_len)?;
         let bt = self.bt_json();
         write_atomic(
             &dir.join("bt.json"),
@@ -553,9 +553,10 @@ fn bootstrap_json(b: &BootstrapFit) -> Value {
     })
 }
 
-/// results.json as the reference writes it (a list of {match, size, result}), from the log.
-pub fn write_results_json(dir: &Path) -> Result<()> {
-    let rec = super::checkpoint::recover(&dir.join(super::checkpoint::LOG_NAME))?;
+/// results.json as the reference writes it (a list of {match, size, result}), from the log of
+/// a schedule of `schedule_len` matches.
+pub fn write_results_json(dir: &Path, schedule_len: u64) -> Result<()> {
+    let rec = super::checkpoint::recover(&dir.join(super::checkpoint::LOG_NAME), schedule_len)?;
     let rows: Vec<Value> = rec
         .rows
         .into_iter()

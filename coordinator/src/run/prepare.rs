@@ -173,10 +173,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
             rounds,
         } => {
             let seed: i128 = match &seed {
-                Some(s) => s
-                    .trim()
-                    .parse()
-                    .with_context(|| format!("--seed {s:?} is not an integer"))?,
+                Some(s) => parse_seed(s)?,
                 None => random_seed()?,
             };
             let entries = schedule::make_schedule(entries.len(), &sizes, seeds, seed)?;
@@ -281,7 +278,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         if let Some(diff) = identity.difference(&saved) {
             bail!("referee, bots or schedule changed; resume rejected: {diff}");
         }
-        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME))?;
+        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME), schedule.len() as u64)?;
         if let Some(torn) = rec.torn_bytes {
             eprintln!(
                 "note: the results log ended in a torn record ({torn} bytes, a crash mid-write); recovered every whole record before it"
@@ -511,6 +508,23 @@ fn lock_output(output: &Path) -> Result<File> {
         );
     }
     Ok(f)
+}
+
+/// A `--seed`: a decimal integer of at most 127 bits and a sign (what identity.json records
+/// exactly); a larger one, which evaluate.py would take, is refused saying the range.
+fn parse_seed(text: &str) -> Result<i128> {
+    let t = text.trim();
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        bail!("--seed {text:?} is not an integer");
+    }
+    match t.parse::<i128>() {
+        Ok(seed) => Ok(seed),
+        Err(_) => bail!(
+            "--seed {text:?} is out of range: the farm takes seeds from -2^127 to 2^127 - 1 ({}), not every Python integer",
+            i128::MAX
+        ),
+    }
 }
 
 /// A 63-bit schedule seed from the OS's randomness.

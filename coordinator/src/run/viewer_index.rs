@@ -30,10 +30,11 @@ pub struct IndexSummary {
     pub bytes: usize,
 }
 
-/// Rebuild `dir/replays/index.html` from the results log and the replays beside it. A replay
+/// Rebuild `dir/replays/index.html` from the results log (of a schedule of `schedule_len`
+/// matches) and the replays beside it. A replay
 /// that is missing or does not verify is listed with the reason instead of being openable.
-pub fn write_index(dir: &Path) -> Result<IndexSummary> {
-    let rec = checkpoint::recover(&dir.join(checkpoint::LOG_NAME))?;
+pub fn write_index(dir: &Path, schedule_len: u64) -> Result<IndexSummary> {
+    let rec = checkpoint::recover(&dir.join(checkpoint::LOG_NAME), schedule_len)?;
     let mut rows: Vec<Row> = rec.rows;
     rows.extend(rec.ahead);
     rows.sort_by_key(|r| r.number);
