@@ -20,11 +20,13 @@
 //! GET  /  and  /match/{urlId}                public  leaderboard and replay pages;  GET /metrics
 //! ```
 //! 401 missing_key/invalid_key; 429 rate_limited with Retry-After (challenge, submit+revert per
-//! key; email requests per key; token confirmations and bad keys per IP).
+//! key; email requests per key; token confirmations and bad keys per IP). Text fields holding a
+//! NUL are 400 bad_field. Whatever axum answers itself (405 method_not_allowed, a path that does
+//! not decode, ...) is made `{error, detail}` JSON too ([`crate::error::json_errors`]).
 
 use std::sync::Arc;
 
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -35,7 +37,7 @@ use serde_json::Value;
 
 use crate::error::{ApiError, Internal};
 use crate::extract::{
-    required, short, Bot, Challenges, EmailRequests, Int, JsonBody, OptionalJsonBody, PerIp,
+    required, short, text, Bot, Challenges, EmailRequests, Int, JsonBody, OptionalJsonBody, PerIp,
     Submissions, WithBody,
 };
 use crate::pages;
@@ -52,7 +54,7 @@ const MAX_SUBMITTED_BY: usize = 256;
 pub fn router(ladder: Arc<Ladder>) -> Router {
     // Bodies up to 4× the code limit are read (so oversized code gets a precise 413 below).
     let body_limit = ladder.max_code_bytes * 4 + 64 * 1024;
-    Router::new()
+    let routes = Router::new()
         .route("/", get(|| async { Html(pages::LEADERBOARD) }))
         .route("/match/{url_id}", get(|| async { Html(pages::REPLAY) }))
         .route("/metrics", get(metrics))
@@ -74,7 +76,12 @@ pub fn router(ladder: Arc<Ladder>) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(body_limit))
-        .with_state(ladder)
+        .with_state(ladder);
+    // Around the whole router, not each route: axum adds a 405's Allow header only on the way
+    // out of the router, and the JSON detail names the allowed methods from it.
+    Router::new()
+        .fallback_service(routes)
+        .layer(axum::middleware::from_fn(crate::error::json_errors))
 }
 
 async fn metrics() -> Response {
@@ -151,6 +158,7 @@ async fn submit(
     if code.trim().is_empty() {
         return Err(ApiError::bad_request("invalid_code", "code is empty"));
     }
+    text(&code, "code")?;
     let notes = short(b.notes, "notes", MAX_NOTES)?;
     let by = short(b.submitted_by, "submittedBy", MAX_SUBMITTED_BY)?;
     Ok(Json(l.submit(&me, &code, &notes, &by).await?))
@@ -208,9 +216,10 @@ async fn my_matches(
 async fn scout(
     State(l): S,
     _: Bot,
-    Path(bot): Path<String>,
+    bot: Result<Path<String>, PathRejection>,
     q: Result<Query<Limit>, QueryRejection>,
 ) -> Answer {
+    let Path(bot) = bot?;
     let id: i64 = bot
         .parse()
         .map_err(|_| ApiError::not_found("unknown_bot", format!("no bot with botId {bot:?}")))?;
@@ -226,6 +235,9 @@ async fn email_request(
 ) -> Answer {
     // No body, {} or an empty address: the stored address.
     let email = b.and_then(|b| b.email).filter(|s| !s.is_empty());
+    if let Some(e) = &email {
+        text(e, "email")?;
+    }
     Ok(Json(l.request_email(&me, email).await?))
 }
 
@@ -234,6 +246,7 @@ async fn email_verify(
     WithBody(PerIp, JsonBody(b)): WithBody<PerIp, JsonBody<TokenBody>>,
 ) -> Answer {
     let token = required(b.token, "token")?;
+    text(&token, "token")?;
     Ok(Json(l.confirm_email(token.trim()).await?))
 }
 
@@ -241,6 +254,7 @@ async fn leaderboard(State(l): S) -> Answer {
     Ok(Json(l.leaderboard().await?))
 }
 
-async fn match_detail(State(l): S, Path(url_id): Path<String>) -> Answer {
+async fn match_detail(State(l): S, url_id: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(url_id) = url_id?;
     Ok(Json(l.match_detail(&url_id).await?))
 }

@@ -66,21 +66,29 @@ impl CodeFolder {
         self.dir.join(format!("{sha256}.js"))
     }
 
-    /// Writes `code` under its hash (atomically; nothing to do when it is already there).
+    /// Writes `code` under its hash, atomically: each writer writes a temporary file of its
+    /// own in the folder and renames it into place, so concurrent writers of the same code
+    /// never share a file; the content is addressed by its hash, so whichever rename lands
+    /// last leaves the same bytes. Nothing to do when it is already there.
     pub fn put(&self, code: &str) -> Result<String, CodeError> {
+        use std::io::Write;
         let sha = shared::manifest::sha256_hex(code.as_bytes());
         let path = self.path(&sha);
-        if !path.exists() {
-            let tmp = self.dir.join(format!(".{sha}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, code).map_err(|source| CodeError::Write {
-                path: tmp.clone(),
-                source,
-            })?;
-            std::fs::rename(&tmp, &path).map_err(|source| CodeError::Write {
-                path: path.clone(),
-                source,
-            })?;
+        if path.exists() {
+            return Ok(sha);
         }
+        let write = |source| CodeError::Write {
+            path: path.clone(),
+            source,
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{sha}."))
+            .suffix(".tmp")
+            .tempfile_in(&self.dir)
+            .map_err(write)?;
+        tmp.write_all(code.as_bytes()).map_err(write)?;
+        tmp.as_file().sync_all().map_err(write)?;
+        tmp.persist(&path).map_err(|e| write(e.error))?;
         Ok(sha)
     }
 
@@ -179,6 +187,33 @@ mod tests {
             file_name: "x.js".into(),
         };
         assert!(folder.path_for(&bad).is_err());
+    }
+
+    /// Eight writers of one new 60 KB program at once, round after round: each gets the hash,
+    /// the file holds the code, and no temporary file is left (writers once shared one
+    /// temporary name, so a rename found it gone).
+    #[test]
+    fn concurrent_writers_of_the_same_code_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = CodeFolder::new(dir.path().join("code")).unwrap();
+        for round in 0..20 {
+            let code = format!("// round {round}\n{}", "x".repeat(60_000));
+            let want = shared::manifest::sha256_hex(code.as_bytes());
+            let got: Vec<Result<String, CodeError>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..8).map(|_| s.spawn(|| folder.put(&code))).collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for r in got {
+                assert_eq!(r.unwrap(), want, "round {round}");
+            }
+            assert_eq!(std::fs::read_to_string(folder.path(&want)).unwrap(), code);
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("code"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

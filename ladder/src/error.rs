@@ -1,9 +1,13 @@
 //! The ladder API's error answer: an HTTP status and `{error, detail}` JSON (plus any extra
 //! fields, e.g. a smoke test's failures), with Retry-After on 429. Server-side problems are
 //! [`Internal`] errors (answered 500 `internal`), a game the farm could not play a
-//! [`FarmError`] (503 `farm_unavailable`); both detail their whole chain of causes.
+//! [`FarmError`] (503 `farm_unavailable`). Their whole chain of causes (paths, database and
+//! worker messages) goes to the server's log under an incident id; the answer says only what
+//! failed and that id, so no internal path or host detail reaches a client.
 
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
@@ -97,11 +101,20 @@ impl ApiError {
         e
     }
 
-    /// A server-side problem: logged in full, answered 500.
+    /// A server-side problem: logged in full under an incident id, answered 500 with what
+    /// failed and that id (never a cause: causes name paths and hosts).
     pub fn internal(e: impl Into<Internal>) -> ApiError {
-        let text = chain(&e.into());
-        tracing::error!("ladder request failed: {text}");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", text)
+        let e = e.into();
+        let incident = incident();
+        tracing::error!(incident, "ladder request failed: {}", chain(&e));
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!(
+                "{} (incident {incident}; the cause is in the server's log)",
+                e.summary()
+            ),
+        )
     }
 
     pub fn with(mut self, key: &str, value: Value) -> ApiError {
@@ -136,14 +149,52 @@ impl From<MailError> for ApiError {
     }
 }
 
-/// A game without a result (the farm's problem, never the bot's): 503 `farm_unavailable`.
+/// A game without a result (the farm's problem, never the bot's): 503 `farm_unavailable`,
+/// logged in full like [`ApiError::internal`].
 impl From<FarmError> for ApiError {
     fn from(e: FarmError) -> ApiError {
+        let incident = incident();
+        tracing::warn!(incident, "ladder game not played: {}", chain(&e));
+        let what = match &e {
+            FarmError::DispatcherStopped
+            | FarmError::Dropped
+            | FarmError::Timeout(_)
+            | FarmError::WorkersStopped => e.to_string(),
+            FarmError::Upload(_) => "uploading code for a ladder job failed".to_string(),
+            FarmError::Publish(_) => "publishing a ladder job failed".to_string(),
+            FarmError::Refused(_) => {
+                "the farm could not play the game (a worker failed the job or sent a record \
+                 that does not verify)"
+                    .to_string()
+            }
+        };
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "farm_unavailable",
-            chain(&e),
+            format!("{what} (incident {incident}; the cause is in the server's log)"),
         )
+    }
+}
+
+/// A short random id tying an answer to its log line.
+fn incident() -> String {
+    format!("{:08x}", rand::random::<u32>())
+}
+
+impl Internal {
+    /// What failed, without its causes (which name paths, URLs and hosts).
+    pub fn summary(&self) -> String {
+        match self {
+            Internal::Db(_) => "the ladder database failed".into(),
+            Internal::Code(_) => "storing the bot's code failed".into(),
+            Internal::Mail(_) => "sending the mail failed".into(),
+            Internal::Task { what, .. } => format!("the {what} task failed"),
+            Internal::Record { url_id, .. } => format!("stored record {url_id} does not parse"),
+            Internal::Metrics(_) => "encoding metrics failed".into(),
+            Internal::MissingVersion { .. }
+            | Internal::MissingCode(_)
+            | Internal::NoClientAddress => self.to_string(),
+        }
     }
 }
 
@@ -165,35 +216,124 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The longest part of an axum error text or a request path put in a detail.
+const MAX_ECHO: usize = 300;
+
+/// Middleware giving every error answer the API's JSON `{error, detail}` shape, including
+/// those axum makes itself: 405 for a wrong method (empty otherwise; the detail names the
+/// allowed ones, as the Allow header does), a path segment or header that does not decode, a
+/// body an extractor could not take. Answers that are already JSON pass unchanged; headers
+/// (Allow, Retry-After) are kept.
+pub async fn json_errors(req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let path = clip(req.uri().path());
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let said = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| clip(String::from_utf8_lossy(&b).trim()))
+        .unwrap_or_default();
+    let reason = status.canonical_reason().unwrap_or("error");
+    let detail = if status == StatusCode::METHOD_NOT_ALLOWED {
+        let allow = parts
+            .headers
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("another method");
+        format!("{method} is not allowed on {path}; it takes {allow}")
+    } else if said.is_empty() {
+        format!("{reason} ({path})")
+    } else {
+        said
+    };
+    let mut out = ApiError::new(status, error_code(status), detail).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// At most [`MAX_ECHO`] bytes of `s` (cut at a character boundary), marked when cut.
+fn clip(s: &str) -> String {
+    if s.len() <= MAX_ECHO {
+        return s.to_string();
+    }
+    let mut end = MAX_ECHO;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// The `error` of an answer axum made (the ladder's own answers name theirs).
+fn error_code(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "bad_body",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        s if s.is_server_error() => "internal",
+        _ => "bad_request",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// No cause (a path, a worker's message) reaches the answer; the incident id does.
     #[test]
-    fn details_carry_every_cause() {
+    fn details_name_what_failed_but_no_cause() {
         let io = std::io::Error::other("disk full");
         let e = ApiError::internal(CodeError::Write {
             path: "/data/code/x.js".into(),
             source: io,
         });
         assert_eq!(
-            (e.status, e.error, e.detail.as_str()),
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "writing /data/code/x.js: disk full"
-            )
+            (e.status, e.error),
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal")
         );
-        let e = ApiError::from(FarmError::Upload("reading x.js: gone".into()));
+        assert!(
+            e.detail
+                .starts_with("storing the bot's code failed (incident "),
+            "{}",
+            e.detail
+        );
+        assert!(
+            !e.detail.contains("/data") && !e.detail.contains("disk full"),
+            "{}",
+            e.detail
+        );
+        let e = ApiError::from(FarmError::Upload("reading /srv/x.js: gone".into()));
         assert_eq!(
-            (e.status, e.error, e.detail.as_str()),
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "farm_unavailable",
-                "uploading code for a ladder job: reading x.js: gone"
-            )
+            (e.status, e.error),
+            (StatusCode::SERVICE_UNAVAILABLE, "farm_unavailable")
         );
+        assert!(
+            e.detail
+                .starts_with("uploading code for a ladder job failed (incident "),
+            "{}",
+            e.detail
+        );
+        assert!(!e.detail.contains("/srv"), "{}", e.detail);
         let e = ApiError::from(FarmError::Timeout(300));
-        assert_eq!(e.detail, "no result from the farm within 300 s");
+        assert!(
+            e.detail
+                .starts_with("no result from the farm within 300 s (incident "),
+            "{}",
+            e.detail
+        );
     }
 }

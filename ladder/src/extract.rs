@@ -227,7 +227,8 @@ pub fn required<T>(v: Option<T>, name: &str) -> Result<T, ApiError> {
     })
 }
 
-/// A string field of at most `max` bytes (400 `bad_field` otherwise); missing or null is "".
+/// A string field of at most `max` bytes (400 `bad_field` otherwise) holding no NUL (see
+/// [`text`]); missing or null is "".
 pub fn short(v: Option<String>, name: &str, max: usize) -> Result<String, ApiError> {
     let s = v.unwrap_or_default();
     if s.len() > max {
@@ -236,7 +237,21 @@ pub fn short(v: Option<String>, name: &str, max: usize) -> Result<String, ApiErr
             format!("field {name:?} is {} bytes; at most {max}", s.len()),
         ));
     }
+    text(&s, name)?;
     Ok(s)
+}
+
+/// A text field as both databases store it: 400 `bad_field` naming it when it holds a NUL
+/// character (PostgreSQL's text cannot, SQLite's can; the ladder refuses it on both, before
+/// anything is stored or played).
+pub fn text(s: &str, name: &str) -> Result<(), ApiError> {
+    match s.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(ApiError::bad_request(
+            "bad_field",
+            format!("field {name:?} contains a NUL character (U+0000) at byte {at}; text fields cannot hold it"),
+        )),
+    }
 }
 
 /// An integer field given as a JSON integer or as a string holding one (`3`, `"3"`).
@@ -267,6 +282,13 @@ impl<'de> de::Deserialize<'de> for Int {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// 400 `bad_path` for a path segment that does not decode (e.g. `%FF`, not UTF-8).
+impl From<axum::extract::rejection::PathRejection> for ApiError {
+    fn from(e: axum::extract::rejection::PathRejection) -> ApiError {
+        ApiError::new(e.status(), "bad_path", e.body_text())
     }
 }
 
@@ -334,6 +356,15 @@ mod tests {
         assert_eq!(
             short(Some("abcd".into()), "notes", 3).unwrap_err().error,
             "bad_field"
+        );
+        let e = short(Some("a\0b".into()), "submittedBy", 9).unwrap_err();
+        assert_eq!(
+            (e.status, e.error, e.detail.as_str()),
+            (
+                StatusCode::BAD_REQUEST,
+                "bad_field",
+                "field \"submittedBy\" contains a NUL character (U+0000) at byte 1; text fields cannot hold it"
+            )
         );
     }
 }

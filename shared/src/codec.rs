@@ -1,6 +1,8 @@
 //! The one wire form of farm messages: a format version byte, the bincode 2 (serde) body, and an
 //! HMAC-SHA256 tag under the farm key over both. bincode is pinned to 2.0.x and unmaintained
 //! (RUSTSEC-2025-0141), so it is used here and nowhere else; swapping it means a new version byte.
+//! Decoding bounds what a claimed length may allocate (see `decode_body`), so no bytes, signed
+//! or not, can abort the process (shared/tests/fuzz_codec.rs).
 
 use hmac::{Hmac, Mac};
 use serde::{de::DeserializeOwned, Serialize};
@@ -76,9 +78,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, Cod
     mac.update(signed);
     mac.verify_slice(tag)
         .map_err(|_| CodecError::BadSignature)?;
-    let (msg, used) =
-        bincode::serde::decode_from_slice::<T, _>(&signed[1..], bincode::config::standard())
-            .map_err(|e| CodecError::Body(e.to_string()))?;
+    let (msg, used) = decode_body::<T>(&signed[1..])?;
     if used != signed.len() - 1 {
         return Err(CodecError::Body(format!(
             "{} trailing bytes after the message",
@@ -86,6 +86,29 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, Cod
         )));
     }
     Ok(msg)
+}
+
+/// bincode allocates a string or list of the length a message claims before reading it, so a
+/// few bytes claiming 2^60 would abort the process. The limit of the smallest tier that holds
+/// the body bounds what any claim may allocate to 16 times the body (at least 1 MiB).
+fn decode_body<T: DeserializeOwned>(body: &[u8]) -> Result<(T, usize), CodecError> {
+    const MIB: usize = 1 << 20;
+    match body.len() {
+        n if n <= MIB => decode_within::<T, MIB>(body),
+        n if n <= 16 * MIB => decode_within::<T, { 16 * MIB }>(body),
+        n if n <= 256 * MIB => decode_within::<T, { 256 * MIB }>(body),
+        n => Err(CodecError::Body(format!(
+            "{n} bytes is larger than any farm message"
+        ))),
+    }
+}
+
+fn decode_within<T: DeserializeOwned, const LIMIT: usize>(
+    body: &[u8],
+) -> Result<(T, usize), CodecError> {
+    let config = bincode::config::standard().with_limit::<LIMIT>();
+    bincode::serde::decode_from_slice::<T, _>(body, config)
+        .map_err(|e| CodecError::Body(e.to_string()))
 }
 
 #[cfg(test)]

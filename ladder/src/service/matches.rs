@@ -115,6 +115,13 @@ impl Ladder {
     }
 
     pub async fn match_detail(&self, url_id: &str) -> Result<Value, ApiError> {
+        // No match id holds a NUL, and PostgreSQL cannot even compare text holding one.
+        if url_id.contains('\0') {
+            return Err(ApiError::not_found(
+                "unknown_match",
+                format!("no match {url_id:?}"),
+            ));
+        }
         let m =
             self.db.match_by_url(url_id).await?.ok_or_else(|| {
                 ApiError::not_found("unknown_match", format!("no match {url_id:?}"))
