@@ -7,8 +7,9 @@ use serde::{de::DeserializeOwned, Serialize};
 use sha2::Sha256;
 
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
-/// of this build (4: a job names its game, `GameJob`).
-pub const WIRE_VERSION: u8 = 4;
+/// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
+/// publication id, and a worker's refusal is a signed `Refusal`).
+pub const WIRE_VERSION: u8 = 5;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -125,10 +126,10 @@ mod tests {
         assert_eq!(decode::<Job>(&bytes, &key).unwrap(), j);
         // A message of the previous wire version is refused with a clear error.
         let mut old = bytes.clone();
-        old[0] = 3;
+        old[0] = 4;
         assert_eq!(
             decode::<Job>(&old, &key),
-            Err(CodecError::Version { found: 3 })
+            Err(CodecError::Version { found: 4 })
         );
     }
 

@@ -254,6 +254,8 @@ pub(super) enum SessionError {
     ReportRefused { number: u64 },
     #[error("the broker refused a dead letter")]
     DeadLetterRefused,
+    #[error("signing a refusal")]
+    Sign(#[source] shared::codec::CodecError),
 }
 
 /// A job taken off a queue, acked, and listed in the heartbeat.
