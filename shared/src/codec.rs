@@ -11,6 +11,10 @@ use sha2::Sha256;
 /// publication id, and a worker's refusal is a signed `Refusal`).
 pub const WIRE_VERSION: u8 = 5;
 const TAG_LEN: usize = 32;
+/// What decoding one message may claim (bytes of strings and lists) at most: a length field is
+/// refused past it instead of being allocated (a message of one type read as another, e.g. a
+/// dead letter tried as a refusal, would otherwise ask for exabytes and abort the process).
+const DECODE_LIMIT: usize = 256 << 20;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -78,7 +82,10 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, Cod
     mac.verify_slice(tag)
         .map_err(|_| CodecError::BadSignature)?;
     let (msg, used) =
-        bincode::serde::decode_from_slice::<T, _>(&signed[1..], bincode::config::standard())
+        bincode::serde::decode_from_slice::<T, _>(
+            &signed[1..],
+            bincode::config::standard().with_limit::<DECODE_LIMIT>(),
+        )
             .map_err(|e| CodecError::Body(e.to_string()))?;
     if used != signed.len() - 1 {
         return Err(CodecError::Body(format!(
@@ -131,6 +138,21 @@ mod tests {
             decode::<Job>(&old, &key),
             Err(CodecError::Version { found: 4 })
         );
+    }
+
+    #[test]
+    fn a_signed_message_read_as_another_type_is_an_error_not_an_abort() {
+        let key = FarmKey::new(b"secret".to_vec());
+        let posting = crate::msg::Posting {
+            publication: u64::MAX - 5,
+            job: job(),
+        };
+        let bytes = encode(&posting, &key).unwrap();
+        assert!(matches!(
+            decode::<crate::msg::Refusal>(&bytes, &key),
+            Err(CodecError::Body(_))
+        ));
+        assert_eq!(decode::<crate::msg::Posting>(&bytes, &key).unwrap(), posting);
     }
 
     #[test]

@@ -160,6 +160,31 @@ mod tests {
     }
 
     #[test]
+    fn a_delivery_limit_dead_letter_is_one_more_loss() {
+        let mut w = Watch::new();
+        let t = Instant::now();
+        let none = HashSet::new();
+        w.observe(t, [4], &none, 0);
+        assert!(matches!(
+            w.observe(t + LOST_GRACE, [4], &none, 0)[..],
+            [Verdict::Republish { losses: 1, .. }]
+        ));
+        for losses in 2..MAX_LOST {
+            assert_eq!(
+                w.dead_lettered(4),
+                Verdict::Republish { number: 4, losses }
+            );
+        }
+        assert_eq!(
+            w.dead_lettered(4),
+            Verdict::Fail {
+                number: 4,
+                losses: MAX_LOST
+            }
+        );
+    }
+
+    #[test]
     fn answered_jobs_are_forgotten_and_labels_parse_per_tournament() {
         let mut w = Watch::new();
         let t = Instant::now();
