@@ -395,7 +395,8 @@ fn dead_letters_from_a_stranger_on_the_broker_change_no_result() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(entries.len(), 6, "dead letters:\n{dead}");
+    // (More than six only if a failed earlier run of this test left letters on the queue.)
+    assert!(entries.len() >= 6, "dead letters:\n{dead}");
     let verdicts: Vec<&str> = entries
         .iter()
         .map(|e| e["verdict"].as_str().unwrap_or(""))
@@ -403,7 +404,7 @@ fn dead_letters_from_a_stranger_on_the_broker_change_no_result() {
     // The copies with a refusal header are never signed refusals; of the forged broker dead
     // letters at most the first counts (a loss: published again), its copies never.
     let rejected = verdicts.iter().filter(|v| **v == "rejected").count();
-    assert!(rejected >= 5, "dead letters:\n{dead}");
+    assert!(rejected + 1 >= entries.len(), "dead letters:\n{dead}");
     assert!(
         verdicts.iter().all(|v| *v != "failed the match"),
         "dead letters:\n{dead}"
