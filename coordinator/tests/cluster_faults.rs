@@ -374,8 +374,6 @@ fn dead_letters_from_a_stranger_on_the_broker_change_no_result() {
     let t = Farm::new("strangerdlq", 10);
     let mut coord = t.start_cluster(&[]);
     let stolen = t.steal_jobs(2);
-    let _w1 = t.worker("w1", 1);
-    let _w2 = t.worker("w2", 1);
     let queue = t.jobs_queue();
     let mut refusal = lapin::types::FieldTable::default();
     refusal.insert(
@@ -385,8 +383,11 @@ fn dead_letters_from_a_stranger_on_the_broker_change_no_result() {
     for _ in 0..3 {
         t.publish_dead(&stolen[0], refusal.clone());
         t.publish_dead(&stolen[1], forged_death(&queue));
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(2));
     }
+    // The workers come only now, so no result can overtake a letter.
+    let _w1 = t.worker("w1", 1);
+    let _w2 = t.worker("w2", 1);
     let out = coord.wait_limit(Duration::from_secs(600));
     assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
     assert_same_results(&t.output(), &reference());
