@@ -42,6 +42,7 @@ pub struct Metrics {
     pub retried: IntCounter,
     pub redelivered: IntCounter,
     pub dead_lettered: IntCounter,
+    pub dead_letters_rejected: IntCounter,
     pub in_flight: IntGauge,
     pub pending: IntGauge,
     pub queue_depth: IntGauge,
@@ -125,7 +126,11 @@ pub fn global() -> &'static Metrics {
         ),
         dead_lettered: counter(
             "farm_jobs_dead_lettered_total",
-            "Jobs that ended in the dead-letter queue (cluster)",
+            "Messages that arrived on the dead-letter queue, accepted or not (cluster)",
+        ),
+        dead_letters_rejected: counter(
+            "farm_dead_letters_rejected_total",
+            "Dead letters that changed nothing: unsigned, another tournament, not the latest publication of a pending match, a copy, or a job without the broker's delivery-limit headers (cluster)",
         ),
         in_flight: gauge(
             "farm_matches_in_flight",

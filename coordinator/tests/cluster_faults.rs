@@ -2,7 +2,8 @@
 //! timeout (lowered at run time, restored after), a fresh run after a killed one with the same
 //! tournament identity, and a soak of combined faults (worker kills at random times, a
 //! coordinator kill and resume, a broker stop/start, a Redis flush) that must end with every
-//! match exactly once and the same results as the embedded farm.
+//! match exactly once and the same results as the embedded farm, and a stranger on the broker
+//! (no farm key) putting copies of real jobs on the dead-letter queue.
 
 mod cluster_support;
 
@@ -335,5 +336,80 @@ fn a_worker_needs_no_local_referee_package() {
         !logs.contains("no referee package"),
         "the worker wants a local package:\n{logs}"
     );
+    t.assert_queues_gone();
+}
+
+/// Headers as RabbitMQ sets them when a quorum queue dead-letters a message at its delivery
+/// limit: anyone who can publish can write them too.
+fn forged_death(jobs_queue: &str) -> lapin::types::FieldTable {
+    use lapin::types::{AMQPValue, FieldArray, FieldTable, LongString};
+    let s = |v: &str| AMQPValue::LongString(LongString::from(v.as_bytes().to_vec()));
+    let mut death = FieldTable::default();
+    death.insert("count".into(), AMQPValue::LongLongInt(5));
+    death.insert("reason".into(), s("delivery_limit"));
+    death.insert("queue".into(), s(jobs_queue));
+    death.insert("exchange".into(), s(""));
+    death.insert(
+        "routing-keys".into(),
+        AMQPValue::FieldArray(FieldArray::from(vec![s(jobs_queue)])),
+    );
+    let mut h = FieldTable::default();
+    h.insert(
+        "x-death".into(),
+        AMQPValue::FieldArray(FieldArray::from(vec![AMQPValue::FieldTable(death)])),
+    );
+    h.insert("x-first-death-reason".into(), s("delivery_limit"));
+    h.insert("x-first-death-queue".into(), s(jobs_queue));
+    h.insert("x-first-death-exchange".into(), s(""));
+    h
+}
+
+/// Issue 22, item 5: with no farm key, take two jobs off the jobs queue and publish each three
+/// times to the dead-letter exchange a few seconds apart, one with a worker's refusal header,
+/// one with the broker's own delivery-limit headers forged. No match fails: every result is the
+/// clean run's and the run exits 0; every copy is listed, and none failed a match.
+#[test]
+fn dead_letters_from_a_stranger_on_the_broker_change_no_result() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("strangerdlq", 10);
+    let mut coord = t.start_cluster(&[]);
+    let stolen = t.steal_jobs(2);
+    let queue = t.jobs_queue();
+    let mut refusal = lapin::types::FieldTable::default();
+    refusal.insert(
+        "x-farm-reason".into(),
+        lapin::types::AMQPValue::LongString("refused by worker evil: nope".into()),
+    );
+    for _ in 0..3 {
+        t.publish_dead(&stolen[0], refusal.clone());
+        t.publish_dead(&stolen[1], forged_death(&queue));
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    // The workers come only now, so no result can overtake a letter.
+    let _w1 = t.worker("w1", 1);
+    let _w2 = t.worker("w2", 1);
+    let out = coord.wait_limit(Duration::from_secs(600));
+    assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
+    assert_same_results(&t.output(), &reference());
+    let dead = std::fs::read_to_string(t.output().join("dead-letters.jsonl")).unwrap_or_default();
+    let entries: Vec<serde_json::Value> = dead
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // (More than six only if a failed earlier run of this test left letters on the queue.)
+    assert!(entries.len() >= 6, "dead letters:\n{dead}");
+    let verdicts: Vec<&str> = entries
+        .iter()
+        .map(|e| e["verdict"].as_str().unwrap_or(""))
+        .collect();
+    // The copies with a refusal header are never signed refusals; of the forged broker dead
+    // letters at most the first counts (a loss: published again), its copies never.
+    let rejected = verdicts.iter().filter(|v| **v == "rejected").count();
+    assert!(rejected + 1 >= entries.len(), "dead letters:\n{dead}");
+    assert!(
+        verdicts.iter().all(|v| *v != "failed the match"),
+        "dead letters:\n{dead}"
+    );
+    assert!(dead.contains("already counted"), "dead letters:\n{dead}");
     t.assert_queues_gone();
 }

@@ -9,8 +9,9 @@ use serde::{de::DeserializeOwned, Serialize};
 use sha2::Sha256;
 
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
-/// of this build (4: a job names its game, `GameJob`).
-pub const WIRE_VERSION: u8 = 4;
+/// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
+/// publication id, and a worker's refusal is a signed `Refusal`).
+pub const WIRE_VERSION: u8 = 5;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -148,11 +149,26 @@ mod tests {
         assert_eq!(decode::<Job>(&bytes, &key).unwrap(), j);
         // A message of the previous wire version is refused with a clear error.
         let mut old = bytes.clone();
-        old[0] = 3;
+        old[0] = 4;
         assert_eq!(
             decode::<Job>(&old, &key),
-            Err(CodecError::Version { found: 3 })
+            Err(CodecError::Version { found: 4 })
         );
+    }
+
+    #[test]
+    fn a_signed_message_read_as_another_type_is_an_error_not_an_abort() {
+        let key = FarmKey::new(b"secret".to_vec());
+        let posting = crate::msg::Posting {
+            publication: u64::MAX - 5,
+            job: job(),
+        };
+        let bytes = encode(&posting, &key).unwrap();
+        assert!(matches!(
+            decode::<crate::msg::Refusal>(&bytes, &key),
+            Err(CodecError::Body(_))
+        ));
+        assert_eq!(decode::<crate::msg::Posting>(&bytes, &key).unwrap(), posting);
     }
 
     #[test]

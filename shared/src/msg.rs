@@ -57,6 +57,31 @@ pub struct Job {
     pub game: GameJob,
 }
 
+/// A job as the cluster transport publishes it: the job and a fresh id of this one publication
+/// (random, never reused), inside the signature. A dead letter or a worker's refusal counts at
+/// most once per publication, and only for the latest publication of a match still pending, so
+/// a copied or replayed one is harmless.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Posting {
+    pub publication: u64,
+    pub job: Job,
+}
+
+/// A worker's refusal of one publication of a job (wrong tournament, referee version or
+/// package), signed with the farm key like a report: the only dead letter of a worker that can
+/// fail a match. A job whose signature a worker cannot verify gets no signed refusal (the worker
+/// cannot tell which job it is); it is listed and the match is published again as lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub tournament: String,
+    pub number: u64,
+    /// [`Posting::publication`] of the refused job.
+    pub publication: u64,
+    /// The refusing worker's id.
+    pub worker: String,
+    pub reason: String,
+}
+
 /// The game a job plays: the one place a worker and the coordinator learn what a job is. A
 /// worker plays each variant with that game's module, the coordinator accepts its outcome
 /// through one verifying function (`games::accept`); adding a game adds a variant here.

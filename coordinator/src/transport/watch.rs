@@ -3,7 +3,8 @@
 //! heartbeat until its result is confirmed by the broker. A job the coordinator still waits for,
 //! that no live worker lists while the jobs queue holds nothing ready, was lost with its worker
 //! (killed, its host gone, its result dropped by a dying broker): it is published again, and
-//! after [`MAX_LOST`] losses reported failed (infrastructure), never scored. Pure bookkeeping
+//! after [`MAX_LOST`] losses reported failed (infrastructure), never scored. A job the broker
+//! dead-lettered at its delivery limit counts as one loss too. Pure bookkeeping
 //! over what the transport observes, so it is tested without a broker.
 
 use std::collections::{HashMap, HashSet};
@@ -59,22 +60,30 @@ impl Watch {
             if now.duration_since(since) < LOST_GRACE {
                 continue;
             }
-            self.unheld_since.remove(&n);
-            let losses = {
-                let l = self.losses.entry(n).or_insert(0);
-                *l += 1;
-                *l
-            };
-            out.push(if losses >= MAX_LOST {
-                Verdict::Fail { number: n, losses }
-            } else {
-                Verdict::Republish { number: n, losses }
-            });
+            out.push(self.lose(n));
         }
         out.sort_by_key(|v| match v {
             Verdict::Republish { number, .. } | Verdict::Fail { number, .. } => *number,
         });
         out
+    }
+
+    /// The broker dead-lettered the job at its delivery limit: one more loss, like a job lost
+    /// with its worker.
+    pub fn dead_lettered(&mut self, number: u64) -> Verdict {
+        self.lose(number)
+    }
+
+    fn lose(&mut self, number: u64) -> Verdict {
+        self.unheld_since.remove(&number);
+        let l = self.losses.entry(number).or_insert(0);
+        *l += 1;
+        let losses = *l;
+        if losses >= MAX_LOST {
+            Verdict::Fail { number, losses }
+        } else {
+            Verdict::Republish { number, losses }
+        }
     }
 
     /// The job got its answer: forget it.
@@ -148,6 +157,31 @@ mod tests {
         assert!(verdicts[..verdicts.len() - 1]
             .iter()
             .all(|v| matches!(v, Verdict::Republish { .. })));
+    }
+
+    #[test]
+    fn a_delivery_limit_dead_letter_is_one_more_loss() {
+        let mut w = Watch::new();
+        let t = Instant::now();
+        let none = HashSet::new();
+        w.observe(t, [4], &none, 0);
+        assert!(matches!(
+            w.observe(t + LOST_GRACE, [4], &none, 0)[..],
+            [Verdict::Republish { losses: 1, .. }]
+        ));
+        for losses in 2..MAX_LOST {
+            assert_eq!(
+                w.dead_lettered(4),
+                Verdict::Republish { number: 4, losses }
+            );
+        }
+        assert_eq!(
+            w.dead_lettered(4),
+            Verdict::Fail {
+                number: 4,
+                losses: MAX_LOST
+            }
+        );
     }
 
     #[test]

@@ -352,6 +352,62 @@ impl Farm {
         });
     }
 
+    /// Take `n` jobs off the tournament's jobs queue (acked: gone), as anyone who can consume
+    /// from the broker could; their bytes, as the coordinator signed them.
+    pub fn steal_jobs(&self, n: usize) -> Vec<Vec<u8>> {
+        let q = self.jobs_queue();
+        rt().block_on(async move {
+            let conn = lapin::Connection::connect(BROKER, Default::default())
+                .await
+                .unwrap();
+            let ch = conn.create_channel().await.unwrap();
+            let mut stolen = Vec::new();
+            let t0 = Instant::now();
+            while stolen.len() < n {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(60),
+                    "only {} jobs to steal after a minute",
+                    stolen.len()
+                );
+                let got = ch
+                    .basic_get(&q, lapin::options::BasicGetOptions { no_ack: true })
+                    .await
+                    .unwrap();
+                match got {
+                    Some(m) => stolen.push(m.delivery.data),
+                    None => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+            let _ = conn.close(200, "bye").await;
+            stolen
+        })
+    }
+
+    /// Publish `body` to the tournament's dead-letter exchange with `headers`, with no farm key.
+    pub fn publish_dead(&self, body: &[u8], headers: lapin::types::FieldTable) {
+        let q = self.jobs_queue();
+        let dlx = format!("{}.dlx", q.trim_end_matches(".jobs"));
+        let body = body.to_vec();
+        rt().block_on(async move {
+            let conn = lapin::Connection::connect(BROKER, Default::default())
+                .await
+                .unwrap();
+            let ch = conn.create_channel().await.unwrap();
+            ch.confirm_select(Default::default()).await.unwrap();
+            let props = lapin::BasicProperties::default()
+                .with_delivery_mode(2)
+                .with_headers(headers);
+            let c = ch
+                .basic_publish(&dlx, "", Default::default(), &body, props)
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+            assert!(c.is_ack());
+            conn.close(200, "bye").await.unwrap();
+        });
+    }
+
     /// A well-formed job of this tournament, signed with another key.
     pub fn publish_forged_job(&self) {
         let q = self.jobs_queue();
@@ -369,8 +425,12 @@ impl Farm {
             seats: Vec::new(),
             game: shared::msg::GameJob::Bomberman(None),
         };
+        let posting = shared::msg::Posting {
+            publication: 1,
+            job,
+        };
         let bytes = shared::codec::encode(
-            &job,
+            &posting,
             &shared::codec::FarmKey::new(b"not-the-farm-key".to_vec()),
         )
         .unwrap();

@@ -1,7 +1,7 @@
 //! The stateless cluster worker (`farm worker`): serves every tournament announced in Redis. It
 //! takes a job from a tournament's RabbitMQ queue only when it has a free slot (`basic.get`,
 //! nothing prefetched), checks signature, tournament and referee version (refusals go to the
-//! dead-letter queue with the reason), skips matches already completed, lists the job in its
+//! dead-letter queue with the reason, signed), skips matches already completed, lists the job in its
 //! heartbeat and only then acknowledges it: from there on the job is this worker's, under a lease
 //! the coordinator watches (a job no live worker lists is published again), so no broker consumer
 //! timeout can end a long match (`session`). It fetches artifacts and the referee package by hash
@@ -254,6 +254,8 @@ pub(super) enum SessionError {
     ReportRefused { number: u64 },
     #[error("the broker refused a dead letter")]
     DeadLetterRefused,
+    #[error("signing a refusal")]
+    Sign(#[source] shared::codec::CodecError),
 }
 
 /// A job taken off a queue, acked, and listed in the heartbeat.

@@ -1,7 +1,10 @@
 //! One broker session of the worker: connect, follow the tournaments announced in Redis, take a
 //! job (`basic.get`, round robin over the served queues) whenever a slot is free, admit it
 //! (signature, tournament, referee version, pin, not already completed) or refuse it to the
-//! dead-letter queue with the reason, and deliver the outbox. A session ends with Ok after a
+//! dead-letter queue with the reason, and deliver the outbox. A refusal of a job signed with the
+//! farm key is itself signed (a [`Refusal`] naming the job's publication): only such a refusal
+//! can fail a match; a job that does not verify goes to the dead-letter queue as it came, to be
+//! listed. A session ends with Ok after a
 //! graceful stop, with a [`SessionError`] when the connection broke (the caller reconnects).
 
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use tokio::task::JoinSet;
 
 use broker::{connect, persistent, Names, REASON_HEADER};
 use shared::codec;
-use shared::msg::{GameJob, Job};
+use shared::msg::{GameJob, Job, Posting, Refusal};
 
 use super::outbox::{deliver, play};
 use super::{Chain, Ctx, SessionError, Taken};
@@ -136,36 +139,27 @@ async fn take(
 /// Check a delivery; refuse it to the dead-letter queue, drop it as already completed, or make
 /// it this worker's (listed in the heartbeat, then acked).
 async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Option<Taken>> {
-    let job: Job = match codec::decode(&d.data, &ctx.cfg.key) {
-        Ok(j) => j,
+    let posting: Posting = match codec::decode(&d.data, &ctx.cfg.key) {
+        Ok(p) => p,
         Err(e) => {
+            // Not a job this worker can tell apart: listed by the coordinator, never counted.
             let why = format!("refused by worker {}: {e}", ctx.cfg.id);
-            dead_letter(ctx, ch, &names, &d, &why).await?;
+            dead_letter(ctx, ch, &names, &d, &why, &d.data).await?;
             return Ok(None);
         }
     };
-    if job.tournament != names.tournament {
-        let why = format!(
-            "job of tournament {} sent to the queue of {}",
-            job.tournament, names.tournament
-        );
-        dead_letter(ctx, ch, &names, &d, &why).await?;
+    let Posting { publication, job } = posting;
+    if let Some(why) = refusal(ctx, &names, &job) {
+        let refusal = Refusal {
+            tournament: job.tournament.clone(),
+            number: job.number,
+            publication,
+            worker: ctx.cfg.id.clone(),
+            reason: why.clone(),
+        };
+        let body = codec::encode(&refusal, &ctx.cfg.key).map_err(SessionError::Sign)?;
+        dead_letter(ctx, ch, &names, &d, &why, &body).await?;
         return Ok(None);
-    }
-    if let Some(failure) = crate::job::unsupported(&job) {
-        let why = format!("worker {}: {failure}", ctx.cfg.id);
-        dead_letter(ctx, ch, &names, &d, &why).await?;
-        return Ok(None);
-    }
-    if let (Some(mine), GameJob::Bomberman(_)) = (&ctx.cfg.manifest_digest, &job.game) {
-        if *mine != job.manifest_digest {
-            let why = format!(
-                "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
-                job.number, job.manifest_digest, ctx.cfg.id
-            );
-            dead_letter(ctx, ch, &names, &d, &why).await?;
-            return Ok(None);
-        }
     }
     if ctx
         .store
@@ -192,13 +186,38 @@ async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Opt
     Ok(Some(Taken { names, job, label }))
 }
 
-/// Send a refused job to the dead-letter exchange with the reason, then ack the original.
+/// Why this worker refuses a job signed with the farm key, if it does.
+fn refusal(ctx: &Ctx, names: &Names, job: &Job) -> Option<String> {
+    if job.tournament != names.tournament {
+        return Some(format!(
+            "job of tournament {} sent to the queue of {}",
+            job.tournament, names.tournament
+        ));
+    }
+    if let Some(failure) = crate::job::unsupported(job) {
+        return Some(format!("worker {}: {failure}", ctx.cfg.id));
+    }
+    if let (Some(mine), GameJob::Bomberman(_)) = (&ctx.cfg.manifest_digest, &job.game) {
+        if *mine != job.manifest_digest {
+            return Some(format!(
+                "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
+                job.number, job.manifest_digest, ctx.cfg.id
+            ));
+        }
+    }
+    None
+}
+
+/// Send `body` (a signed [`Refusal`], or the unreadable job itself) to the dead-letter exchange
+/// with the reason in a header (for people reading the queue; the coordinator trusts only the
+/// signed body), then ack the original.
 async fn dead_letter(
     ctx: &Ctx,
     ch: &Channel,
     names: &Names,
     d: &Delivery,
     why: &str,
+    body: &[u8],
 ) -> Result<()> {
     tracing::warn!(queue = %names.jobs, "dead-lettering a job: {why}");
     let mut headers = FieldTable::default();
@@ -215,7 +234,7 @@ async fn dead_letter(
             &names.dlx,
             "",
             BasicPublishOptions::default(),
-            &d.data,
+            body,
             persistent().with_headers(headers),
         )
         .await?

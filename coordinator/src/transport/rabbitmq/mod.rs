@@ -1,8 +1,10 @@
 //! The RabbitMQ transport: jobs go to the tournament's durable quorum queue as persistent,
 //! signed messages with publisher confirms (at most `confirm_window` unconfirmed); signed reports
-//! come back on the results queue and are acked only after the coordinator made them durable;
-//! dead letters (poison jobs past the delivery limit, jobs a worker refused) become failed
-//! reports with their reason, and anything unreadable is listed in `dead-letters.jsonl`. A lost
+//! come back on the results queue and are acked only after the coordinator made them durable.
+//! Every publication carries a fresh id inside the signature; a dead letter changes a match only
+//! when it is a worker's signed refusal or the broker's delivery limit on the latest publication
+//! of a match still pending, once per publication (the rule: [`ledger`]); every dead letter,
+//! accepted or not, is listed in `dead-letters.jsonl`. A lost
 //! broker connection is re-established with backoff and every job whose publish was not confirmed
 //! is published again (duplicates are harmless: results are idempotent by match number).
 //!
@@ -12,6 +14,8 @@
 //! tournament's ownership lease is taken (one coordinator per tournament) and its completed set
 //! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.
 
+mod ledger;
+mod letters;
 mod readers;
 mod upkeep;
 
@@ -28,10 +32,11 @@ use tokio::sync::mpsc;
 
 use broker::{backoff, connect, persistent, Names, Store};
 use shared::codec::{self, FarmKey};
-use shared::msg::{Job, JobFailure, JobReport};
+use shared::msg::{Job, JobFailure, JobReport, Posting};
 
 use super::watch::Watch;
 use super::{Delivery, Transport};
+use ledger::{Ledger, Letter};
 use readers::{read_dead, read_results};
 use upkeep::owner_token;
 
@@ -46,7 +51,7 @@ pub struct ClusterSpec {
     pub store: Store,
     /// (sha256, file) of every artifact workers may ask for; re-uploaded when Redis lost them.
     pub artifacts: Vec<(String, PathBuf)>,
-    /// Where unreadable or foreign dead letters are listed (JSON lines).
+    /// Where every dead letter is listed with what it did (JSON lines).
     pub dead_file: Option<PathBuf>,
     /// Publisher confirms outstanding at most.
     pub confirm_window: usize,
@@ -66,9 +71,12 @@ enum Event {
         tag: u64,
         report: JobReport,
     },
-    Dead {
-        number: u64,
-        reason: String,
+    /// A message of the dead-letter queue, its signature checked (judged by the transport).
+    Letter {
+        letter: Letter,
+        /// The reason header someone set (a worker, or anyone: never trusted).
+        claimed: Option<String>,
+        bytes: usize,
     },
     /// Lost with its workers too often: reported failed.
     Lost {
@@ -104,6 +112,10 @@ pub struct RabbitMq {
     owner: String,
     /// Jobs whose publish failed before the broker could confirm it (sent again on reconnect).
     unsent: Vec<u64>,
+    /// The latest publication of every pending match, to judge dead letters by.
+    ledger: Ledger,
+    /// Jobs the broker dead-lettered at the delivery limit, to publish again.
+    again: Vec<u64>,
 }
 
 impl RabbitMq {
@@ -128,6 +140,8 @@ impl RabbitMq {
             watch: Watch::new(),
             owner: owner_token(),
             unsent: Vec::new(),
+            ledger: Ledger::new(),
+            again: Vec::new(),
         };
         t.take_ownership().await?;
         let completed = std::mem::take(&mut t.spec.completed);
@@ -189,9 +203,6 @@ impl RabbitMq {
             self.tx.clone(),
             self.spec.key.clone(),
             generation,
-            self.spec.tournament.clone(),
-            self.spec.store.clone(),
-            self.spec.dead_file.clone(),
         ));
         self.link = Some(Link { conn, ch });
         Ok(())
@@ -236,9 +247,15 @@ impl RabbitMq {
         Ok(())
     }
 
-    /// Publish one job; on a broken link, recover (which republishes it).
+    /// Publish one job as a new publication; on a broken link, recover (which republishes it).
     async fn send(&mut self, job: &Job) -> Result<()> {
-        let body = codec::encode(job, &self.spec.key)?;
+        let publication = rand::random::<u64>();
+        self.ledger.published(job.number, publication);
+        let posting = Posting {
+            publication,
+            job: job.clone(),
+        };
+        let body = codec::encode(&posting, &self.spec.key)?;
         let Some(link) = &self.link else {
             self.unsent.push(job.number);
             return Box::pin(self.recover("no connection")).await;
@@ -305,8 +322,7 @@ impl RabbitMq {
                 report,
             } => {
                 if report.tournament == self.spec.tournament {
-                    self.unanswered.remove(&report.number);
-                    self.watch.answered(report.number);
+                    self.forget(report.number);
                 }
                 if matches!(report.outcome, Err(JobFailure::Artifact(_))) {
                     self.reupload = true;
@@ -316,21 +332,14 @@ impl RabbitMq {
                     tag: (generation << TAG_BITS) | (tag & TAG_MASK),
                 })
             }
-            Event::Dead { number, reason } | Event::Lost { number, reason } => {
-                self.unanswered.remove(&number);
-                self.watch.answered(number);
-                Some(Delivery {
-                    report: JobReport {
-                        tournament: self.spec.tournament.clone(),
-                        number,
-                        worker: "dead-letter queue".to_string(),
-                        seconds: 0.0,
-                        outcome: Err(JobFailure::Infrastructure(format!(
-                            "dead-lettered: {reason}"
-                        ))),
-                    },
-                    tag: 0,
-                })
+            Event::Letter {
+                letter,
+                claimed,
+                bytes,
+            } => self.on_letter(letter, claimed, bytes),
+            Event::Lost { number, reason } => {
+                self.forget(number);
+                Some(self.failed(number, "dead-letter queue", reason))
             }
             Event::Broken { generation, why } => {
                 if generation == self.generation {
@@ -344,6 +353,37 @@ impl RabbitMq {
                 None
             }
         }
+    }
+
+    /// Match `number` is answered (a result, or a failure reported): no longer pending.
+    fn forget(&mut self, number: u64) {
+        self.unanswered.remove(&number);
+        self.watch.answered(number);
+        self.ledger.answered(number);
+    }
+
+    /// A failed report of match `number` (infrastructure: never scored).
+    fn failed(&self, number: u64, by: &str, reason: String) -> Delivery {
+        Delivery {
+            report: JobReport {
+                tournament: self.spec.tournament.clone(),
+                number,
+                worker: by.to_string(),
+                seconds: 0.0,
+                outcome: Err(JobFailure::Infrastructure(format!("dead-lettered: {reason}"))),
+            },
+            tag: 0,
+        }
+    }
+
+    /// Publish again the jobs the broker dead-lettered at the delivery limit (still pending).
+    async fn send_again(&mut self) -> Result<()> {
+        for number in std::mem::take(&mut self.again) {
+            if let Some(job) = self.unanswered.get(&number).cloned() {
+                self.send(&job).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Delete the tournament's queues and Redis bookkeeping (after the run is complete).
@@ -369,6 +409,9 @@ impl Transport for RabbitMq {
         loop {
             if self.link.is_none() {
                 self.recover("connection closed").await?;
+            }
+            if !self.again.is_empty() {
+                self.send_again().await?;
             }
             if self.reupload || self.last_house.elapsed() >= Duration::from_secs(2) {
                 self.housekeeping().await?;

@@ -1,20 +1,18 @@
 //! The coordinator's two consumers on the broker: the results queue (signed reports, handed on
-//! as they come and acked only once durable) and the dead-letter queue (poison and refused jobs,
-//! handed on as failed reports with their reason; anything unreadable is listed in the dead
-//! letters file). Each runs on its own channel and reports a broken one to the transport.
-
-use std::io::Write;
-use std::path::PathBuf;
+//! as they come and acked only once durable) and the dead-letter queue (each message's signature
+//! checked and handed to the transport, which judges it: [`super::ledger`]). Each runs on its
+//! own channel and reports a broken one to the transport.
 
 use futures_lite::StreamExt;
 use lapin::options::*;
 use lapin::types::AMQPValue;
 use tokio::sync::mpsc;
 
-use broker::{Store, REASON_HEADER};
+use broker::REASON_HEADER;
 use shared::codec::{self, FarmKey};
-use shared::msg::{Job, JobReport};
+use shared::msg::{JobReport, Posting, Refusal};
 
+use super::ledger::{Death, Letter};
 use super::Event;
 
 pub(super) async fn read_results(
@@ -65,15 +63,14 @@ pub(super) async fn read_results(
         .await;
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Read the dead-letter queue: check each message's signature (a worker's [`Refusal`] or a job
+/// this coordinator signed) and hand it to the transport, which alone judges it (see
+/// [`super::ledger`]); then ack it.
 pub(super) async fn read_dead(
     mut consumer: lapin::Consumer,
     tx: mpsc::Sender<Event>,
     key: FarmKey,
     generation: u64,
-    tournament: String,
-    store: Store,
-    file: Option<PathBuf>,
 ) {
     while let Some(d) = consumer.next().await {
         let d = match d {
@@ -96,52 +93,28 @@ pub(super) async fn read_dead(
                 _ => None,
             }
         };
-        let reason = header(REASON_HEADER)
-            .or_else(|| {
-                header("x-first-death-reason").map(|r| match r.as_str() {
-                    "delivery_limit" => format!(
-                        "delivered {} times without a result (poison job or workers dying on it)",
-                        broker::DELIVERY_LIMIT
-                    ),
-                    _ => format!("dead-lettered by the broker: {r}"),
-                })
-            })
-            .unwrap_or_else(|| "dead-lettered".to_string());
-        let job = codec::decode::<Job>(&d.data, &key)
-            .ok()
-            .filter(|j| j.tournament == tournament);
-        let entry = serde_json::json!({
-            "number": job.as_ref().map(|j| j.number),
-            "reason": reason,
-            "bytes": d.data.len(),
-        })
-        .to_string();
-        tracing::warn!("dead letter: {entry}");
-        crate::metrics::global().dead_lettered.inc();
-        if let Err(e) = store.add_dead(&tournament, &entry).await {
-            tracing::warn!("Redis: {e:#}");
-        }
-        if let Some(f) = &file {
-            let written = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(f)
-                .and_then(|mut fh| writeln!(fh, "{entry}").and_then(|_| fh.sync_data()));
-            if let Err(e) = written {
-                tracing::error!(file = %f.display(), "cannot record a dead letter: {e}");
-            }
-        }
-        if let Some(job) = job {
-            if tx
-                .send(Event::Dead {
+        let letter = match codec::decode::<Refusal>(&d.data, &key) {
+            Ok(r) => Letter::Refusal(r),
+            Err(_) => match codec::decode::<Posting>(&d.data, &key) {
+                Ok(Posting { publication, job }) => Letter::Job {
+                    tournament: job.tournament,
                     number: job.number,
-                    reason,
-                })
-                .await
-                .is_err()
-            {
-                return;
-            }
+                    publication,
+                    death: Death {
+                        reason: header("x-first-death-reason"),
+                        queue: header("x-first-death-queue"),
+                    },
+                },
+                Err(e) => Letter::Unreadable { why: e.to_string() },
+            },
+        };
+        let event = Event::Letter {
+            letter,
+            claimed: header(REASON_HEADER),
+            bytes: d.data.len(),
+        };
+        if tx.send(event).await.is_err() {
+            return;
         }
         let _ = d.acker.ack(BasicAckOptions::default()).await;
     }
