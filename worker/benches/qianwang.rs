@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use games::qianwang::{EndReason, Side};
-use worker::qianwang::{JsHost, play_match, BotSource, Limits};
+use worker::qianwang::{play_match, BotSource, JsHost, Limits};
 
 /// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
 fn host() -> JsHost {

@@ -3,7 +3,7 @@
 //! so these counts do not vary from run to run; the bounds leave room for changes to the bots.
 
 use games::qianwang::{verify, Side};
-use worker::qianwang::{JsHost, play_match, BotSource, Limits};
+use worker::qianwang::{play_match, BotSource, JsHost, Limits};
 
 /// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
 fn host() -> JsHost {

@@ -38,7 +38,9 @@ fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'st
 fn play(black: &str, red: &str, limits: Limits, budget: Duration) -> (MatchRecord, Duration) {
     let (black, red) = (BotSource::new("b", black), BotSource::new("r", red));
     let t0 = Instant::now();
-    let rec = within(budget, move || play_match(&host(), &black, &red, 7, &limits));
+    let rec = within(budget, move || {
+        play_match(&host(), &black, &red, 7, &limits)
+    });
     verify(&rec)
         .unwrap_or_else(|e| panic!("record does not verify: {e}\n{}", rec.to_json_pretty()));
     (rec, t0.elapsed())
@@ -72,12 +74,20 @@ fn a_builtin_that_never_checks_for_interrupts_in_on_turn_is_the_bots_timeout() {
     let (rec, took) = play(&code, RANDOM, limits, budget);
     assert_eq!(
         (rec.outcome.winner, rec.outcome.reason, rec.outcome.runtime),
-        (Some(Side::Red), EndReason::Runtime, Some(RuntimeKind::Timeout)),
+        (
+            Some(Side::Red),
+            EndReason::Runtime,
+            Some(RuntimeKind::Timeout)
+        ),
         "{:?}",
         rec.outcome
     );
     assert_eq!(rec.outcome.turn, 3, "{:?}", rec.outcome);
-    assert!(rec.outcome.detail.contains("300 ms"), "{}", rec.outcome.detail);
+    assert!(
+        rec.outcome.detail.contains("300 ms"),
+        "{}",
+        rec.outcome.detail
+    );
     assert!(took >= Duration::from_millis(300), "{took:?}");
     // The issue's bot as given (stuck at once) loses as red too, at its first turn.
     let issue = format!("module.exports = function () {{ {STUCK} return null; }};");
@@ -97,13 +107,18 @@ fn the_same_call_at_the_top_level_is_a_timeout_at_load() {
         load_ms: 300,
         ..Limits::default()
     };
-    let code = format!("{STUCK}\nmodule.exports = function (m, o, g) {{ return g.legalMoves[0]; }};");
+    let code =
+        format!("{STUCK}\nmodule.exports = function (m, o, g) {{ return g.legalMoves[0]; }};");
     let budget = Duration::from_millis(300) + KILL_GRACE + SLACK;
     let checked = code.clone();
     let t0 = Instant::now();
     let loaded = within(budget, move || check_code(&host(), &checked, &limits));
     assert_eq!(loaded, Err(LoadError::Timeout { ms: 300 }));
-    assert!(t0.elapsed() >= Duration::from_millis(300), "{:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
     let (rec, _) = play(&code, RANDOM, limits, budget);
     assert_eq!(
         (rec.outcome.winner, rec.outcome.runtime, rec.outcome.turn),
@@ -168,7 +183,11 @@ fn a_real_out_of_memory_stays_memory() {
         let (rec, _) = play(&code, RANDOM, limits, Duration::from_secs(30));
         assert_eq!(
             (rec.outcome.winner, rec.outcome.reason, rec.outcome.runtime),
-            (Some(Side::Red), EndReason::Runtime, Some(RuntimeKind::Memory)),
+            (
+                Some(Side::Red),
+                EndReason::Runtime,
+                Some(RuntimeKind::Memory)
+            ),
             "{body}: {:?}",
             rec.outcome
         );

@@ -3,8 +3,8 @@
 //! Rules API's validation, check_code's errors, and records that pass `verify`.
 
 use games::qianwang::{verify, EndReason, MatchRecord, RuntimeKind, Side};
-use worker::qianwang::{JsHost, 
-    check_code, play_entrants, play_match, BotSource, Entrant, Limits, LoadError,
+use worker::qianwang::{
+    check_code, play_entrants, play_match, BotSource, Entrant, JsHost, Limits, LoadError,
 };
 
 /// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
@@ -32,7 +32,13 @@ fn fast() -> Limits {
 
 /// Plays `code` as black against the random bot and checks the record re-plays.
 fn as_black(code: &str, limits: &Limits) -> MatchRecord {
-    let rec = play_match(&host(), &bot("subject", code), &bot("random", RANDOM), 7, limits);
+    let rec = play_match(
+        &host(),
+        &bot("subject", code),
+        &bot("random", RANDOM),
+        7,
+        limits,
+    );
     verify(&rec)
         .unwrap_or_else(|e| panic!("record does not verify: {e}\n{}", rec.to_json_pretty()));
     rec
@@ -443,8 +449,12 @@ fn check_code_names_the_problem() {
     };
     assert_eq!(check_code(&host(), RANDOM, &l), Ok(()));
     assert_eq!(check_code(&host(), SEARCH, &l), Ok(()));
-    assert_eq!(check_code(&host(), "exports.onTurn = function () {};", &l), Ok(()));
-    match check_code(&host(), 
+    assert_eq!(
+        check_code(&host(), "exports.onTurn = function () {};", &l),
+        Ok(())
+    );
+    match check_code(
+        &host(),
         "let a = 1;\nlet b = 2;\nlet c = );\nmodule.exports = function () {};\n",
         &l,
     ) {
@@ -468,11 +478,16 @@ fn check_code_names_the_problem() {
     let e = check_code(&host(), "module = null;", &l).unwrap_err();
     assert!(e.to_string().contains("`module` is null"), "{e}");
     assert_eq!(
-        check_code(&host(), "while (true) {}\nmodule.exports = function () {};", &l),
+        check_code(
+            &host(),
+            "while (true) {}\nmodule.exports = function () {};",
+            &l
+        ),
         Err(LoadError::Timeout { ms: 300 })
     );
     assert_eq!(
-        check_code(&host(), 
+        check_code(
+            &host(),
             "const a = []; for (;;) a.push('x'.repeat(1000) + a.length);",
             &l
         ),
@@ -496,7 +511,8 @@ fn check_code_names_the_problem() {
 #[test]
 fn load_failures_lose_at_the_bots_first_turn() {
     // Red fails to load: black has moved once, red loses at turn 2.
-    let rec = play_match(&host(), 
+    let rec = play_match(
+        &host(),
         &bot("ok", RANDOM),
         &bot("broken", "module.exports = ;"),
         1,
@@ -516,7 +532,13 @@ fn load_failures_lose_at_the_bots_first_turn() {
         load_ms: 200,
         ..Limits::default()
     };
-    let rec = play_match(&host(), &bot("spin", "for(;;){}"), &bot("ok", RANDOM), 1, &limits);
+    let rec = play_match(
+        &host(),
+        &bot("spin", "for(;;){}"),
+        &bot("ok", RANDOM),
+        1,
+        &limits,
+    );
     verify(&rec).unwrap();
     assert_eq!(
         (rec.outcome.winner, rec.outcome.runtime, rec.outcome.turn),
@@ -552,7 +574,13 @@ fn training_bots_play_full_verified_matches_both_colours() {
         for (rn, rc) in &bots[i..] {
             for seed in [11u64, 12] {
                 for (b, r) in [((bn, bc), (rn, rc)), ((rn, rc), (bn, bc))] {
-                    let rec = play_match(&host(), &bot(b.0, b.1), &bot(r.0, r.1), seed, &Limits::default());
+                    let rec = play_match(
+                        &host(),
+                        &bot(b.0, b.1),
+                        &bot(r.0, r.1),
+                        seed,
+                        &Limits::default(),
+                    );
                     verify(&rec).unwrap_or_else(|e| panic!("{} vs {}: {e}", b.0, r.0));
                     assert!(
                         !rec.outcome.reason.is_fault(),

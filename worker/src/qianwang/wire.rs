@@ -35,9 +35,15 @@ pub(crate) enum Reply {
     Loaded,
     LoadFailed(LoadError),
     /// The move as the bot wrote it (not yet checked) and the thinking points it used.
-    Moved { mv: Move, points: u32 },
+    Moved {
+        mv: Move,
+        points: u32,
+    },
     /// The bot lost this turn.
-    Fault { fault: WireForfeit, detail: String },
+    Fault {
+        fault: WireForfeit,
+        detail: String,
+    },
     /// The request made no sense to the child: the host's problem, never a bot's.
     Host(String),
 }
