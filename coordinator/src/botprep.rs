@@ -184,6 +184,7 @@ impl BotPrep {
             sandbox: self.sandbox,
             tokens: self.tokens,
             worker_id,
+            js_program: None,
         }
     }
 

@@ -59,10 +59,18 @@ enum Command {
     Proboj(cmd::proboj::ProbojArgs),
     /// The 钳王 (qianwang) ladder: `serve` the HTTP API and pages, `admin` players and keys.
     Ladder(cmd::ladder::LadderArgs),
+    /// Internal: the sandboxed child that hosts one 钳王 match's JavaScript bots for a worker
+    /// (frames on stdin/stdout). Started by the farm itself, never by hand.
+    #[command(name = "__js-bot", hide = true)]
+    JsBot,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::JsBot = cli.command {
+        // No logging set-up: the child's stdout is its pipe to the worker.
+        return cmd::js_bot::run();
+    }
     match coordinator::logging::filter(&cli.log) {
         Ok(filter) => coordinator::logging::init(filter),
         Err(e) => {
@@ -85,6 +93,7 @@ fn main() -> ExitCode {
         Command::Worker(a) => cmd::worker::run(a),
         Command::Proboj(a) => cmd::proboj::run(a),
         Command::Ladder(a) => cmd::ladder::run(a),
+        Command::JsBot => cmd::js_bot::run_ok(),
     };
     match outcome {
         Ok(code) => code,

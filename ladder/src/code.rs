@@ -42,9 +42,11 @@ pub enum TrainingError {
     Store(#[from] CodeError),
 }
 
-/// Why code was refused before any game (from the engine's load check).
+/// Why code was refused before any game (from the engine's load check, in a sandboxed child
+/// process of this program: `farm __js-bot`).
 pub fn check_code(code: &str) -> Result<(), worker::qianwang::LoadError> {
-    worker::qianwang::check_code(code, &worker::qianwang::Limits::default())
+    let host = worker::qianwang::JsHost::this_program(Default::default());
+    worker::qianwang::check_code(&host, code, &worker::qianwang::Limits::default())
 }
 
 /// Programs by hash in one folder: `<dir>/<sha256>.js`, re-hashed before use.

@@ -7,7 +7,15 @@
 use std::time::Instant;
 
 use games::qianwang::{EndReason, Side};
-use worker::qianwang::{play_match, BotSource, Limits};
+use worker::qianwang::{play_match, BotSource, JsHost, Limits};
+
+/// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
+fn host() -> JsHost {
+    JsHost {
+        program: env!("CARGO_BIN_EXE_qianwang-js-host").into(),
+        sandbox: sandbox::SandboxConfig::default(),
+    }
+}
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
 const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");
@@ -29,28 +37,33 @@ module.exports = function onTurn(me, opponent, game) {
 "#;
 
 /// CPU seconds (user + system) this process has used: the matches run one at a time, so this is
-/// one core's time, unaffected by other load on the machine.
+/// one core's time, unaffected by other load on the machine. The bots run in child processes
+/// (one per match, reaped at its end), so their time is counted with this process's.
 fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return f64::NAN;
+    let mut total = 0.0;
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: getrusage only writes the struct it is given.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+            return f64::NAN;
+        }
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        total += t(ru.ru_utime) + t(ru.ru_stime);
     }
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
+    total
 }
 
 fn rate(seeds: u64) {
     let limits = Limits::default();
     let bot = BotSource::new("full", FULL_POINTS);
     // Warm-up (page in the engine, allocator).
-    play_match(&bot, &bot, 0, &limits);
+    play_match(&host(), &bot, &bot, 0, &limits);
     let started = Instant::now();
     let cpu0 = cpu_seconds();
     let mut moves = 0u64;
     let mut points = 0u64;
     for seed in 1..=seeds {
-        let rec = play_match(&bot, &bot, seed, &limits);
+        let rec = play_match(&host(), &bot, &bot, seed, &limits);
         assert!(!rec.outcome.reason.is_fault(), "{:?}", rec.outcome);
         for p in rec.plies.iter().filter(|p| p.mv.is_some()) {
             moves += 1;
@@ -80,9 +93,9 @@ fn ladder(seeds: u64) {
         for seed in 0..seeds {
             for a_side in [Side::Black, Side::Red] {
                 let rec = if a_side == Side::Black {
-                    play_match(&a, &b, seed, &limits)
+                    play_match(&host(), &a, &b, seed, &limits)
                 } else {
-                    play_match(&b, &a, seed, &limits)
+                    play_match(&host(), &b, &a, seed, &limits)
                 };
                 if matches!(
                     rec.outcome.reason,

@@ -3,7 +3,15 @@
 //! so these counts do not vary from run to run; the bounds leave room for changes to the bots.
 
 use games::qianwang::{verify, Side};
-use worker::qianwang::{play_match, BotSource, Limits};
+use worker::qianwang::{play_match, BotSource, JsHost, Limits};
+
+/// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
+fn host() -> JsHost {
+    JsHost {
+        program: env!("CARGO_BIN_EXE_qianwang-js-host").into(),
+        sandbox: sandbox::SandboxConfig::default(),
+    }
+}
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
 const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");
@@ -16,9 +24,9 @@ fn score(a: &str, b: &str, seeds: std::ops::Range<u64>) -> (u32, u32, u32) {
     for seed in seeds {
         for a_side in [Side::Black, Side::Red] {
             let rec = if a_side == Side::Black {
-                play_match(&a, &b, seed, &Limits::default())
+                play_match(&host(), &a, &b, seed, &Limits::default())
             } else {
-                play_match(&b, &a, seed, &Limits::default())
+                play_match(&host(), &b, &a, seed, &Limits::default())
             };
             verify(&rec).unwrap();
             assert!(!rec.outcome.reason.is_fault(), "{:?}", rec.outcome);

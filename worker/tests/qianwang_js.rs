@@ -4,8 +4,16 @@
 
 use games::qianwang::{verify, EndReason, MatchRecord, RuntimeKind, Side};
 use worker::qianwang::{
-    check_code, play_entrants, play_match, BotSource, Entrant, Limits, LoadError,
+    check_code, play_entrants, play_match, BotSource, Entrant, JsHost, Limits, LoadError,
 };
+
+/// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
+fn host() -> JsHost {
+    JsHost {
+        program: env!("CARGO_BIN_EXE_qianwang-js-host").into(),
+        sandbox: sandbox::SandboxConfig::default(),
+    }
+}
 
 const RANDOM: &str = include_str!("../../bots/qianwang/random.js");
 const GREEDY: &str = include_str!("../../bots/qianwang/greedy.js");
@@ -24,7 +32,13 @@ fn fast() -> Limits {
 
 /// Plays `code` as black against the random bot and checks the record re-plays.
 fn as_black(code: &str, limits: &Limits) -> MatchRecord {
-    let rec = play_match(&bot("subject", code), &bot("random", RANDOM), 7, limits);
+    let rec = play_match(
+        &host(),
+        &bot("subject", code),
+        &bot("random", RANDOM),
+        7,
+        limits,
+    );
     verify(&rec)
         .unwrap_or_else(|e| panic!("record does not verify: {e}\n{}", rec.to_json_pretty()));
     rec
@@ -307,7 +321,7 @@ fn arguments_have_the_guides_shapes() {
         };"#;
     for seed in 0..4 {
         for (b, r) in [(code, RANDOM), (RANDOM, code)] {
-            let rec = play_match(&bot("b", b), &bot("r", r), seed, &fast());
+            let rec = play_match(&host(), &bot("b", b), &bot("r", r), seed, &fast());
             verify(&rec).unwrap();
             assert!(
                 !rec.outcome.reason.is_fault(),
@@ -381,7 +395,7 @@ fn state_persists_between_turns_of_one_match_only() {
           return game.legalMoves[0];
         };"#;
     for _ in 0..2 {
-        let rec = play_match(&bot("a", code), &bot("b", code), 3, &fast());
+        let rec = play_match(&host(), &bot("a", code), &bot("b", code), 3, &fast());
         verify(&rec).unwrap();
         assert!(!rec.outcome.reason.is_fault(), "{:?}", rec.outcome);
         assert!(rec.plies.len() > 4);
@@ -390,12 +404,12 @@ fn state_persists_between_turns_of_one_match_only() {
 
 #[test]
 fn game_random_is_deterministic_per_seed_side_and_turn() {
-    let a = play_match(&bot("x", RANDOM), &bot("y", RANDOM), 42, &fast());
-    let b = play_match(&bot("x", RANDOM), &bot("y", RANDOM), 42, &fast());
+    let a = play_match(&host(), &bot("x", RANDOM), &bot("y", RANDOM), 42, &fast());
+    let b = play_match(&host(), &bot("x", RANDOM), &bot("y", RANDOM), 42, &fast());
     assert_eq!(a, b);
     let distinct: std::collections::HashSet<String> = (0..6)
         .map(|seed| {
-            let r = play_match(&bot("x", RANDOM), &bot("y", RANDOM), seed, &fast());
+            let r = play_match(&host(), &bot("x", RANDOM), &bot("y", RANDOM), seed, &fast());
             verify(&r).unwrap();
             serde_json::to_string(&r.plies).unwrap()
         })
@@ -414,9 +428,9 @@ fn game_random_is_deterministic_per_seed_side_and_turn() {
           if (game.turnNumber <= 2) throw new Error(me.side + ':' + v);
           return game.legalMoves[0];
         };"#;
-    let r1 = play_match(&bot("p", probe), &bot("p", RANDOM), 5, &fast());
-    let r2 = play_match(&bot("p", probe), &bot("p", RANDOM), 5, &fast());
-    let r3 = play_match(&bot("p", probe), &bot("p", RANDOM), 6, &fast());
+    let r1 = play_match(&host(), &bot("p", probe), &bot("p", RANDOM), 5, &fast());
+    let r2 = play_match(&host(), &bot("p", probe), &bot("p", RANDOM), 5, &fast());
+    let r3 = play_match(&host(), &bot("p", probe), &bot("p", RANDOM), 6, &fast());
     assert_eq!(r1.outcome.detail, r2.outcome.detail);
     assert_ne!(r1.outcome.detail, r3.outcome.detail);
     assert!(
@@ -433,10 +447,14 @@ fn check_code_names_the_problem() {
         memory_bytes: 16 << 20,
         ..Limits::default()
     };
-    assert_eq!(check_code(RANDOM, &l), Ok(()));
-    assert_eq!(check_code(SEARCH, &l), Ok(()));
-    assert_eq!(check_code("exports.onTurn = function () {};", &l), Ok(()));
+    assert_eq!(check_code(&host(), RANDOM, &l), Ok(()));
+    assert_eq!(check_code(&host(), SEARCH, &l), Ok(()));
+    assert_eq!(
+        check_code(&host(), "exports.onTurn = function () {};", &l),
+        Ok(())
+    );
     match check_code(
+        &host(),
         "let a = 1;\nlet b = 2;\nlet c = );\nmodule.exports = function () {};\n",
         &l,
     ) {
@@ -447,24 +465,29 @@ fn check_code_names_the_problem() {
         }) => assert!(!message.is_empty()),
         other => panic!("syntax: {other:?}"),
     }
-    let e = check_code("module.exports = 5;", &l).unwrap_err();
+    let e = check_code(&host(), "module.exports = 5;", &l).unwrap_err();
     assert!(matches!(e, LoadError::NoOnTurn { .. }), "{e:?}");
     assert!(e.to_string().contains("the number 5"), "{e}");
-    let e = check_code("function onTurn() {}", &l).unwrap_err();
+    let e = check_code(&host(), "function onTurn() {}", &l).unwrap_err();
     assert!(matches!(e, LoadError::NoOnTurn { .. }), "{e:?}");
     assert!(e.to_string().contains("declared but not exported"), "{e}");
     assert_eq!(
-        check_code("let module = { exports: function () {} };", &l),
+        check_code(&host(), "let module = { exports: function () {} };", &l),
         Ok(())
     );
-    let e = check_code("module = null;", &l).unwrap_err();
+    let e = check_code(&host(), "module = null;", &l).unwrap_err();
     assert!(e.to_string().contains("`module` is null"), "{e}");
     assert_eq!(
-        check_code("while (true) {}\nmodule.exports = function () {};", &l),
+        check_code(
+            &host(),
+            "while (true) {}\nmodule.exports = function () {};",
+            &l
+        ),
         Err(LoadError::Timeout { ms: 300 })
     );
     assert_eq!(
         check_code(
+            &host(),
             "const a = []; for (;;) a.push('x'.repeat(1000) + a.length);",
             &l
         ),
@@ -472,7 +495,7 @@ fn check_code_names_the_problem() {
             limit_bytes: 16 << 20
         })
     );
-    match check_code("module.exports = function () {};\nnull.x;", &l) {
+    match check_code(&host(), "module.exports = function () {};\nnull.x;", &l) {
         Err(LoadError::Threw { message }) => assert!(
             message.contains("TypeError") && message.contains("bot.js:2"),
             "{message}"
@@ -480,7 +503,7 @@ fn check_code_names_the_problem() {
         other => panic!("threw: {other:?}"),
     }
     assert!(matches!(
-        check_code("a\0b", &l),
+        check_code(&host(), "a\0b", &l),
         Err(LoadError::NulByte { offset: 1 })
     ));
 }
@@ -489,6 +512,7 @@ fn check_code_names_the_problem() {
 fn load_failures_lose_at_the_bots_first_turn() {
     // Red fails to load: black has moved once, red loses at turn 2.
     let rec = play_match(
+        &host(),
         &bot("ok", RANDOM),
         &bot("broken", "module.exports = ;"),
         1,
@@ -508,7 +532,13 @@ fn load_failures_lose_at_the_bots_first_turn() {
         load_ms: 200,
         ..Limits::default()
     };
-    let rec = play_match(&bot("spin", "for(;;){}"), &bot("ok", RANDOM), 1, &limits);
+    let rec = play_match(
+        &host(),
+        &bot("spin", "for(;;){}"),
+        &bot("ok", RANDOM),
+        1,
+        &limits,
+    );
     verify(&rec).unwrap();
     assert_eq!(
         (rec.outcome.winner, rec.outcome.runtime, rec.outcome.turn),
@@ -523,7 +553,7 @@ fn a_program_that_is_not_utf8_loses_as_error() {
         b"module.exports = function () { return '\xe9'; };".to_vec(),
     );
     let good = Entrant::from_source(&bot("random", RANDOM));
-    let rec = play_entrants(&good, &bad, 9, &fast());
+    let rec = play_entrants(&host(), &good, &bad, 9, &fast());
     verify(&rec).unwrap();
     assert_eq!(
         (rec.outcome.winner, rec.outcome.reason),
@@ -544,7 +574,13 @@ fn training_bots_play_full_verified_matches_both_colours() {
         for (rn, rc) in &bots[i..] {
             for seed in [11u64, 12] {
                 for (b, r) in [((bn, bc), (rn, rc)), ((rn, rc), (bn, bc))] {
-                    let rec = play_match(&bot(b.0, b.1), &bot(r.0, r.1), seed, &Limits::default());
+                    let rec = play_match(
+                        &host(),
+                        &bot(b.0, b.1),
+                        &bot(r.0, r.1),
+                        seed,
+                        &Limits::default(),
+                    );
                     verify(&rec).unwrap_or_else(|e| panic!("{} vs {}: {e}", b.0, r.0));
                     assert!(
                         !rec.outcome.reason.is_fault(),

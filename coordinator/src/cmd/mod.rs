@@ -3,6 +3,7 @@
 
 pub mod flags;
 pub mod inspect;
+pub mod js_bot;
 pub mod ladder;
 pub mod manifest;
 pub mod play;

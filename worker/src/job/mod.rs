@@ -124,6 +124,9 @@ pub struct JobRunner {
     pub tokens: CoreTokens,
     /// How this worker names itself in reports (host/id).
     pub worker_id: String,
+    /// The program that hosts a 钳王 match's JavaScript bots (it must run
+    /// `worker::qianwang::serve_child` for `__js-bot`); `None`: this very program (`farm`).
+    pub js_program: Option<PathBuf>,
 }
 
 /// What a job played inside the process that asked for it may also be given, never on the wire:

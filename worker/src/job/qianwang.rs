@@ -1,5 +1,6 @@
 //! A 钳王 (qianwang) match as a farm job: the two seats' JavaScript programs by hash (black, then
-//! red), played in the embedded JS engine (`crate::qianwang`); the report carries the match
+//! red), played in the JS engine in a sandboxed child process (`crate::qianwang`, the runner's
+//! sandbox and `js_program`); the report carries the match
 //! record as JSON. A seat whose program is not valid UTF-8 loses as `error`; a missing or
 //! mismatching artifact, or an engine that cannot start, is a host problem, never blamed on a
 //! bot.
@@ -7,7 +8,7 @@
 use shared::msg::{Job, JobFailure, SeatSpec};
 
 use super::{Artifacts, JobRunner};
-use crate::qianwang::{try_play_entrants, Entrant, Limits};
+use crate::qianwang::{try_play_entrants, Entrant, JsHost, Limits};
 
 /// The referee version of qianwang jobs.
 pub use games::qianwang::VERSION;
@@ -29,7 +30,14 @@ pub(super) fn play(
     let red = entrant(job, red, artifacts)?;
     // One match thinks on one core at a time: hold one core token for the whole match.
     let _core = runner.tokens.acquire();
-    let record = try_play_entrants(&black, &red, job.seed, &Limits::default())
+    let host = match &runner.js_program {
+        Some(program) => JsHost {
+            program: program.clone(),
+            sandbox: runner.sandbox.clone(),
+        },
+        None => JsHost::this_program(runner.sandbox.clone()),
+    };
+    let record = try_play_entrants(&host, &black, &red, job.seed, &Limits::default())
         .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     tracing::debug!(
         match_number = job.number,

@@ -26,6 +26,9 @@ pub(crate) struct Shared {
     pub interrupted: Cell<bool>,
     /// The state of the seeded generator behind `game.random` and `Math.random`.
     pub rng: Cell<u64>,
+    /// Set by the runtime's allocator when it refused an allocation over the memory limit
+    /// (`super::alloc`): the only proof of a real out-of-memory.
+    pub refused: Rc<Cell<bool>>,
 }
 
 impl Shared {
@@ -36,6 +39,7 @@ impl Shared {
             deadline: Cell::new(None),
             interrupted: Cell::new(false),
             rng: Cell::new(0),
+            refused: Rc::new(Cell::new(false)),
         }
     }
 

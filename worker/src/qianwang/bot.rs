@@ -12,6 +12,7 @@ use rquickjs::context::intrinsic::{
 use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
 
+use super::alloc::LimitedAllocator;
 use super::api::{self, random_seed, Shared};
 use super::convert::{self, truncate};
 use super::{Limits, LoadError};
@@ -55,11 +56,14 @@ impl JsBot {
         if let Some(offset) = code.find('\0') {
             return Err(LoadError::NulByte { offset });
         }
-        let rt = Runtime::new().map_err(engine)?;
-        // QuickJS reads 0 as "no limit": never pass it.
-        rt.set_memory_limit(limits.memory_bytes.max(MIN_MEMORY_BYTES));
-        rt.set_max_stack_size(JS_STACK_BYTES);
         let shared = Rc::new(Shared::new());
+        // The allocator keeps the memory limit, so a real out-of-memory is known as one.
+        let heap = LimitedAllocator::new(
+            limits.memory_bytes.max(MIN_MEMORY_BYTES),
+            shared.refused.clone(),
+        );
+        let rt = Runtime::new_with_alloc(heap).map_err(engine)?;
+        rt.set_max_stack_size(JS_STACK_BYTES);
         let s = shared.clone();
         rt.set_interrupt_handler(Some(Box::new(move || s.should_interrupt())));
         let ctx = Context::custom::<(
@@ -118,6 +122,7 @@ impl JsBot {
         sh.points.set(POINTS_PER_MOVE);
         sh.exhausted.set(false);
         sh.interrupted.set(false);
+        sh.refused.set(false);
         sh.rng
             .set(random_seed(self.seed, self.side, game.turn_number()));
         sh.deadline.set(Some(Instant::now() + self.move_limit));
@@ -329,7 +334,10 @@ fn describe_thrown(ctx: &Ctx<'_>, sh: &Shared, v: Value<'_>) -> Thrown {
     let out = if let Some(obj) = v.as_object().filter(|_| v.is_error()) {
         let name: String = obj.get("name").unwrap_or_else(|_| "Error".into());
         let message: String = obj.get("message").unwrap_or_default();
-        if name == "InternalError" && message == "out of memory" {
+        // What QuickJS throws when the allocator refused: only then is it the memory limit
+        // (a bot may throw an error of that name and message itself).
+        if sh.refused.get() && name == "InternalError" && message == "out of memory" {
+            sh.deadline.set(None);
             return Thrown::Memory("the bot went over its memory limit (out of memory)".into());
         }
         let stack: String = obj.get("stack").unwrap_or_default();
@@ -339,6 +347,9 @@ fn describe_thrown(ctx: &Ctx<'_>, sh: &Shared, v: Value<'_>) -> Thrown {
             _ => String::new(),
         };
         Thrown::Value(format!("{name}: {}{at}", truncate(&message, 300)))
+    } else if v.is_null() && sh.refused.get() {
+        // Out of memory even for the error object.
+        Thrown::Memory("the bot went over its memory limit (out of memory)".into())
     } else if v.is_null() && ctx.has_exception() {
         Thrown::Value("an exception that could not be read".into())
     } else {

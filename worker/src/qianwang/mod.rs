@@ -1,6 +1,17 @@
-//! 钳王 (qianwang) JavaScript bots: each bot runs in its own embedded, sandboxed QuickJS runtime
-//! (no file, network, timer or clock; memory limit; wall-clock interrupt) against the pure rules
-//! of `games::qianwang`, and a whole match becomes a verifiable [`MatchRecord`](games::qianwang::MatchRecord).
+//! 钳王 (qianwang) JavaScript bots: each bot runs in its own embedded QuickJS runtime (no file,
+//! network, timer or clock; memory limit; wall-clock interrupt) against the pure rules of
+//! `games::qianwang`, and a whole match becomes a verifiable [`MatchRecord`](games::qianwang::MatchRecord).
+//!
+//! # Where the code runs
+//!
+//! Never in the worker's own process: the two runtimes of a match live in one child process
+//! (`farm __js-bot`, [`serve_child`]), started in the sandbox like any bot (the worker's
+//! [`JsHost`]: its program and `SandboxConfig`), which the worker talks to over pipes
+//! (`wire`: length-prefixed JSON frames) and kills when a load or turn runs past its limit plus
+//! a short grace (`remote::KILL_GRACE`). An interrupt handler stops ordinary code at the limit;
+//! only the kill stops code stuck in a QuickJS built-in that never checks for interrupts
+//! (`Array.prototype.reverse.call({ length: 2 ** 53 - 1 })`), and that is the bot's timeout
+//! like any other. The child is started at the match's first load and ends with the match.
 //!
 //! # What a bot sees (GUIDE.md 代码契约)
 //!
@@ -40,23 +51,32 @@
 //! ```text
 //! struct BotSource { name: String, code: String }
 //! struct Limits { move_ms: u64 (2000), memory_bytes: usize (64 MiB), load_ms: u64 (2000) }
-//! fn check_code(code: &str, limits: &Limits) -> Result<(), LoadError>
-//! fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits) -> MatchRecord
+//! struct JsHost { program: PathBuf, sandbox: SandboxConfig }   // JsHost::this_program(cfg)
+//! fn check_code(host: &JsHost, code: &str, limits: &Limits) -> Result<(), LoadError>
+//! fn play_match(host, black: &BotSource, red: &BotSource, seed: u64, limits) -> MatchRecord
 //! struct Entrant { name, code_sha256, code: Result<String, LoadError> }   // Err = cannot load (why)
 //! Entrant::from_source(&BotSource) / Entrant::from_bytes(name, bytes)
-//! fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord
+//! fn play_entrants(host, black: &Entrant, red: &Entrant, seed: u64, limits) -> MatchRecord
 //! fn try_play_entrants(..same..) -> Result<MatchRecord, HostFailure>   // host failures apart
+//! fn serve_child() -> i32   // the child's side, for `farm __js-bot`
 //! ```
 
+mod alloc;
 mod api;
 mod bot;
+mod child;
 mod convert;
 mod play;
+mod remote;
+mod wire;
 
 use games::qianwang::{Forfeit, RuntimeKind, Side};
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use child::serve_child;
 pub use play::{play_entrants, play_match, try_play_entrants, Entrant, HostFailure};
+pub use remote::{JsHost, CHILD_SUBCOMMAND, KILL_GRACE};
 
 /// One bot's program: its name (for the record) and its JavaScript source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +95,7 @@ impl BotSource {
 }
 
 /// Per-bot limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Wall clock for one `onTurn` call, in milliseconds.
     pub move_ms: u64,
@@ -96,7 +116,7 @@ impl Default for Limits {
 }
 
 /// Why a program cannot be loaded as a bot.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Error, Serialize, Deserialize)]
 pub enum LoadError {
     #[error("syntax error{}: {message}", at(*line, *column))]
     Syntax {
@@ -152,10 +172,10 @@ impl LoadError {
     }
 }
 
-/// Loads `code` as a bot would be loaded (as black, seed 0): it must parse, run within the load
-/// time and memory limits, and export `onTurn`. Does not play a move.
-pub fn check_code(code: &str, limits: &Limits) -> Result<(), LoadError> {
-    in_match_thread(|| bot::JsBot::load(code, Side::Black, 0, limits).map(|_| ()))
+/// Loads `code` as a bot would be loaded (as black, seed 0, in a child of `host`): it must
+/// parse, run within the load time and memory limits, and export `onTurn`. Does not play a move.
+pub fn check_code(host: &JsHost, code: &str, limits: &Limits) -> Result<(), LoadError> {
+    play::load_code(host, &mut None, code, Side::Black, 0, limits)
 }
 
 /// The stack of the thread a match (or a load check) runs on; the JS stack limit is below it.

@@ -1,11 +1,12 @@
 //! The match loop: the engine passes when a side has no legal move, otherwise the side's bot is
-//! asked (and loaded first, on its first turn); any fault ends the match through
-//! `Game::forfeit`, so the record always re-plays with `games::qianwang::verify`.
+//! asked (and loaded first, on its first turn) in the match's sandboxed JavaScript child
+//! ([`JsChild`], started at the first load); any fault ends the match through `Game::forfeit`,
+//! so the record always re-plays with `games::qianwang::verify`.
 
 use games::qianwang::{self as qw, Forfeit, Game, MatchRecord, Player, Side};
 
-use super::bot::JsBot;
-use super::{in_match_thread, BotSource, Limits, LoadError};
+use super::remote::{JsChild, JsHost, TurnError};
+use super::{BotSource, Limits, LoadError};
 
 /// A seat of a match: the name and code hash for the record, and the code, or why there is none
 /// that can run (such a bot loses as `error` at its first turn).
@@ -45,8 +46,15 @@ impl Entrant {
 
 /// Plays one match between two JavaScript bots. Never panics on bot code: every bot failure is
 /// an outcome (`illegal`, `error`, `runtime`).
-pub fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits) -> MatchRecord {
+pub fn play_match(
+    host: &JsHost,
+    black: &BotSource,
+    red: &BotSource,
+    seed: u64,
+    limits: &Limits,
+) -> MatchRecord {
     play_entrants(
+        host,
         &Entrant::from_source(black),
         &Entrant::from_source(red),
         seed,
@@ -55,8 +63,14 @@ pub fn play_match(black: &BotSource, red: &BotSource, seed: u64, limits: &Limits
 }
 
 /// [`play_match`] for seats that may hold unloadable programs.
-pub fn play_entrants(black: &Entrant, red: &Entrant, seed: u64, limits: &Limits) -> MatchRecord {
-    in_match_thread(|| run(black, red, seed, limits)).0
+pub fn play_entrants(
+    host: &JsHost,
+    black: &Entrant,
+    red: &Entrant,
+    seed: u64,
+    limits: &Limits,
+) -> MatchRecord {
+    run(host, black, red, seed, limits).0
 }
 
 /// The host, not a bot, ended the match (see the module docs of `qianwang`): do not score it.
@@ -66,25 +80,21 @@ pub struct HostFailure(pub String);
 
 /// [`play_entrants`], but a match the host spoiled is an `Err`, not a record blaming a bot.
 pub fn try_play_entrants(
+    host: &JsHost,
     black: &Entrant,
     red: &Entrant,
     seed: u64,
     limits: &Limits,
 ) -> Result<MatchRecord, HostFailure> {
-    match in_match_thread(|| run(black, red, seed, limits)) {
+    match run(host, black, red, seed, limits) {
         (_, Some(why)) => Err(HostFailure(why)),
         (record, None) => Ok(record),
     }
 }
 
-/// A side's bot, loaded when it first has to move (one that cannot load forfeits the game).
-enum BotState {
-    NotLoaded,
-    Loaded(Box<JsBot>),
-}
-
 /// The record, and why the host spoiled it (if it did).
 fn run(
+    host: &JsHost,
     black: &Entrant,
     red: &Entrant,
     seed: u64,
@@ -93,7 +103,8 @@ fn run(
     let mut host_failure = None;
     let mut game = Game::new();
     let entrants = [black, red];
-    let mut seats = [BotState::NotLoaded, BotState::NotLoaded];
+    let mut child: Option<JsChild> = None;
+    let mut loaded = [false, false];
     while !game.is_over() {
         let side = game.to_move();
         let legal = game.legal_moves();
@@ -104,12 +115,11 @@ fn run(
             }
             continue;
         }
-        let slot = &mut seats[side.index()];
-        if let BotState::NotLoaded = slot {
-            match load(entrants[side.index()], side, seed, limits) {
-                Ok(bot) => *slot = BotState::Loaded(Box::new(bot)),
-                Err((fault, detail, host)) => {
-                    if host {
+        if !loaded[side.index()] {
+            match load(host, &mut child, entrants[side.index()], side, seed, limits) {
+                Ok(()) => loaded[side.index()] = true,
+                Err((fault, detail, by_host)) => {
+                    if by_host {
                         host_failure = Some(format!("{side}: {detail}"));
                     }
                     forfeit(&mut game, fault, detail);
@@ -117,9 +127,13 @@ fn run(
                 }
             }
         }
-        let BotState::Loaded(bot) = slot else { break };
-        match bot.turn(&game, &legal) {
-            Err(f) => forfeit(&mut game, f.fault, f.detail),
+        let Some(js) = child.as_mut() else { break };
+        match js.turn(&game, limits.move_ms) {
+            Err(TurnError::Bot(f)) => forfeit(&mut game, f.fault, f.detail),
+            Err(TurnError::Host(why)) => {
+                host_failure = Some(format!("{side}: {why}"));
+                forfeit(&mut game, Forfeit::Error, why);
+            }
             Ok((mv, points)) if legal.contains(&mv) => {
                 if let Err(e) = game.play_with_points(Some(mv), points) {
                     forfeit(&mut game, Forfeit::Illegal, e.to_string());
@@ -172,13 +186,16 @@ fn player(e: &Entrant) -> Player {
     }
 }
 
-/// The bot, or (fault, detail, whether the host is to blame).
+/// Loads the side's bot in the match's child (started on the first load), or says (fault,
+/// detail, whether the host is to blame).
 fn load(
+    host: &JsHost,
+    child: &mut Option<JsChild>,
     e: &Entrant,
     side: Side,
     seed: u64,
     limits: &Limits,
-) -> Result<JsBot, (Forfeit, String, bool)> {
+) -> Result<(), (Forfeit, String, bool)> {
     let code = e.code.as_ref().map_err(|why| {
         (
             Forfeit::Error,
@@ -186,7 +203,7 @@ fn load(
             false,
         )
     })?;
-    JsBot::load(code, side, seed, limits).map_err(|err| {
+    load_code(host, child, code, side, seed, limits).map_err(|err| {
         (
             err.fault(),
             format!("the program cannot be loaded: {err}"),
@@ -199,4 +216,23 @@ fn forfeit(game: &mut Game, fault: Forfeit, detail: String) {
     if let Err(e) = game.forfeit(fault, detail) {
         tracing::error!("qianwang: forfeit on a finished game: {e}");
     }
+}
+
+/// Loads `code` as `side`'s bot in `child`, starting the child first if there is none.
+pub(crate) fn load_code(
+    host: &JsHost,
+    child: &mut Option<JsChild>,
+    code: &str,
+    side: Side,
+    seed: u64,
+    limits: &Limits,
+) -> Result<(), LoadError> {
+    if let Some(offset) = code.find('\0') {
+        return Err(LoadError::NulByte { offset });
+    }
+    let js = match child {
+        Some(js) => js,
+        None => child.insert(JsChild::start(host)?),
+    };
+    js.load(side, code, seed, limits)
 }
