@@ -16,8 +16,12 @@ use proboj_support::show;
 
 /// The environment the official runner was recorded with, and a farm variable players must
 /// not see.
+/// Bounded: a runner that leaves a command unanswered (as farm once did with `READ PLAYER`
+/// without a name) hangs the recorded server, which waits for every answer.
 fn run_farm(dir: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_farm"))
+    Command::new("timeout")
+        .args(["-s", "INT", "120"])
+        .arg(env!("CARGO_BIN_EXE_farm"))
         .current_dir(dir)
         .args(["proboj", "config.json", "games.json"])
         .args(extra)
