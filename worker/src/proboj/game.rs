@@ -162,6 +162,9 @@ pub fn run_game(
         .chain(table.players.iter())
         .filter_map(|p| {
             let fd = p.process.as_ref()?.stderr_dup()?;
+            if let Some(again) = p.process.as_ref()?.stderr_dup() {
+                p.log.attach(again);
+            }
             Some((fd, p.log.clone()))
         })
         .collect();

@@ -26,6 +26,8 @@ enum Sink {
 /// starts a CRLF.
 struct State {
     sink: Sink,
+    /// A duplicate of the process's stderr, read before every runner line.
+    source: Option<OwnedFd>,
     written: u64,
     noted: bool,
     at_line_start: bool,
@@ -69,6 +71,7 @@ impl Log {
         Ok(Arc::new(Log {
             state: Mutex::new(State {
                 sink,
+                source: None,
                 written: 0,
                 noted: false,
                 at_line_start: true,
@@ -89,10 +92,29 @@ impl Log {
         }
     }
 
+    /// Read the process's stderr (a duplicate of it) before every runner line, so that a line
+    /// the process wrote before its answer is in the log before the next `[proboj] ...` line,
+    /// as in the official runner's.
+    pub fn attach(&self, stderr: OwnedFd) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).source = Some(stderr);
+    }
+
+    /// Read what `fd` holds now into the log, under the log's lock (a runner line never
+    /// overtakes stderr already read). `Ok(0)` at its end.
+    pub fn read_from(&self, fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let n = fdio::read(fd, buf)?;
+        self.stderr_locked(&mut g, &buf[..n]);
+        Ok(n)
+    }
+
     /// Append stderr bytes (up to the cap; then one note that the rest is dropped).
     pub fn stderr(&self, data: &[u8]) {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let st = &mut *g;
+        self.stderr_locked(&mut g, data);
+    }
+
+    fn stderr_locked(&self, st: &mut State, data: &[u8]) {
         let room = self.cap.saturating_sub(st.written) as usize;
         let n = room.min(data.len());
         let text = crlf_to_lf(&data[..n], &mut st.held_cr);
@@ -112,6 +134,15 @@ impl Log {
     /// runner's `[proboj] process terminated\n exit: N\n err: <nil>`).
     pub fn note(&self, text: &str) {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = g.source.as_ref().map(|f| f.as_raw_fd()) {
+            let mut buf = [0u8; 8 << 10];
+            for _ in 0..64 {
+                match fdio::read(fd, &mut buf) {
+                    Ok(n) if n > 0 => self.stderr_locked(&mut g, &buf[..n]),
+                    _ => break,
+                }
+            }
+        }
         Self::line(&mut g, text);
     }
 
@@ -224,10 +255,9 @@ fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
             }
             // Read what is there now (the pipe is non-blocking).
             for _ in 0..16 {
-                match fdio::read(fd.as_raw_fd(), &mut buf) {
+                match log.read_from(fd.as_raw_fd(), &mut buf) {
                     Ok(0) => open[i] = false,
-                    Ok(n) => {
-                        log.stderr(&buf[..n]);
+                    Ok(_) => {
                         got_any = true;
                         continue;
                     }
