@@ -1,8 +1,10 @@
 //! proboj games through RabbitMQ: the same config and games.json run locally and with
 //! `--broker` (a real `farm worker`, the package shipped through real Redis) leave the same game
-//! folders; a package that cannot be built is refused before anything is queued.
+//! folders; a package that cannot be built is refused before anything is queued; the stock
+//! layout (`./server`, `"game_root": "."`) plays on the cluster as the official runner does.
 
 mod cluster_support;
+mod proboj_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -229,4 +231,29 @@ fn a_package_outside_the_start_directory_is_refused_before_anything_runs() {
         "{}",
         text(&out)
     );
+}
+
+/// The stock layout (`"server": "./server"`, `"game_root": "."`: the package is the start
+/// folder itself, once packed as 0 files) on the cluster, compared with the official runner.
+#[test]
+fn the_stock_layout_plays_on_the_cluster_as_the_official_runner() {
+    let Some(_serial) = setup() else { return };
+    let dir = proboj_support::conformance::fixture_copy();
+    // The worker's PATH is its own: the game without the player that reports its environment.
+    let games = r#"[{"gamefolder": "hra2", "players": ["echo", "crash"], "args": "noenv"}]"#;
+    std::fs::write(dir.path().join("games.json"), games).unwrap();
+    std::fs::remove_dir_all(dir.path().join("bin")).unwrap();
+    let t = Farm::new("proboj-stock", 14);
+    let worker = t.worker("w1", 2);
+    let redis = t.redis_url();
+    let out = proboj(dir.path(), &["--broker", BROKER, "--redis", &redis]);
+    let worker_log = worker.stop();
+    assert!(
+        out.status.success(),
+        "cluster run failed: {}\nworker:\n{worker_log}",
+        text(&out)
+    );
+    std::fs::write(t.dir.path().join("coordinator.err"), &out.stderr).unwrap();
+    proboj_support::conformance::assert_as_official(dir.path(), "hra2");
+    t.assert_queues_gone();
 }

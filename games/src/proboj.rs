@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The version of the proboj runner protocol a worker must speak exactly.
-pub const VERSION: &str = "matchfarm-proboj/1";
+/// 2: scores are numbers with fractions (a worker of version 1 refused them).
+pub const VERSION: &str = "matchfarm-proboj/2";
 
 /// A file of a finished game folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,11 +20,13 @@ pub struct BundleFile {
 }
 
 /// What a worker sends back for a proboj game: the outcome and the game folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameBundle {
     pub gamefolder: String,
     pub players: Vec<String>,
-    pub scores: Option<Vec<(String, i64)>>,
+    /// The exact scores of the last SCORES (`383.333`; score.json holds what the official
+    /// runner stores, 383).
+    pub scores: Option<Vec<(String, f64)>>,
     /// "end", "server-exited", "interrupted" or `"failed: <why>"`.
     pub ending: String,
     pub warnings: Vec<String>,
@@ -89,7 +92,7 @@ mod tests {
         serde_json::to_string(&GameBundle {
             gamefolder: folder.into(),
             players: players.iter().map(|s| s.to_string()).collect(),
-            scores: Some(vec![(score.into(), 3)]),
+            scores: Some(vec![(score.into(), 3.0)]),
             ending: "end".into(),
             warnings: Vec::new(),
             commands: 4,

@@ -37,7 +37,7 @@ pub async fn run_games(
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
     let key = cluster.cluster.key.clone();
-    let package = remote::build_package(raw, config, start_dir, cluster.data)?;
+    let package = remote::build_package(raw, config, games, start_dir, cluster.data)?;
     let store = Store::connect(&cluster.cluster.redis).await?;
     let mut artifacts = Vec::with_capacity(package.files.len());
     for (f, src) in package.files.iter().zip(&package.sources) {

@@ -95,7 +95,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|s| {
                 s.iter()
-                    .map(|(n, v)| format!("{n}={v}"))
+                    .map(|(n, v)| format!("{n}={}", proboj::scores::display(*v)))
                     .collect::<Vec<_>>()
                     .join(" ")
             })

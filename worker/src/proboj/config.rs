@@ -293,6 +293,46 @@ pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, Comma
     })
 }
 
+/// The folders of a command's arguments that name files relative to the game folder
+/// `game_dir` (`../players/kl2/player.py`: the official runner leaves arguments alone and runs
+/// every process in the game folder). Resolved lexically, so that a coordinator can pack them
+/// before the game folder exists.
+pub fn game_relative_folders(cmd: &Command, game_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for a in &cmd.args {
+        if a.starts_with('-') || Path::new(a).is_absolute() {
+            continue;
+        }
+        let file = normalize(&game_dir.join(a));
+        if !file.is_file() {
+            continue;
+        }
+        let file = std::fs::canonicalize(&file).unwrap_or(file);
+        if let Some(f) = super::process::own_folder(&file) {
+            if !out.contains(&f) && !cmd.folders.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// `path` with `.` and `..` removed without looking at the disk.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// A bare program name: the system folders first (sandboxed processes can read and execute
 /// only there, and user-level shims such as pyenv's are shell scripts), then PATH.
 fn which(name: &str) -> Option<PathBuf> {

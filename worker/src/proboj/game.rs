@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use sandbox::{Limits, StartError};
 
-use super::config::{Command, Config, Game};
+use super::config::{game_relative_folders, Command, Config, Game};
 use super::log::{Drain, Log};
 use super::pipe::LineReader;
 use super::process::{describe_status, Launch, SandboxedProcess};
@@ -51,6 +51,7 @@ pub fn run_game(
     let start = |cmd: &Command, limits: &Limits, slot: usize, extra: &[PathBuf]| {
         let mut read = cmd.folders.clone();
         read.extend(extra.iter().cloned());
+        read.extend(game_relative_folders(cmd, &folder));
         SandboxedProcess::start(
             &opts.sandbox,
             &Launch {
@@ -127,6 +128,7 @@ pub fn run_game(
                 return outcome;
             }
             Err(e) => {
+                log.note(&terminated(0, &e.to_string()));
                 log.note(&format!("could not start: {e}"));
                 outcome
                     .warnings
@@ -160,6 +162,9 @@ pub fn run_game(
         .chain(table.players.iter())
         .filter_map(|p| {
             let fd = p.process.as_ref()?.stderr_dup()?;
+            if let Some(again) = p.process.as_ref()?.stderr_dup() {
+                p.log.attach(again);
+            }
             Some((fd, p.log.clone()))
         })
         .collect();
@@ -260,6 +265,9 @@ pub(super) fn teardown(table: &mut Table, drain: Drain) {
     }
     drain.stop();
     for (log, status, left) in ends {
+        // The official runner's closing lines first (Go's ExitCode(): -1 for a signal), then
+        // farm's own wording.
+        log.note(&terminated(go_exit_code(status), "<nil>"));
         log.note(&format!("process {}", describe_status(status)));
         if !left.is_empty() {
             log.note(&format!("left behind: {}", left.join("; ")));
@@ -267,6 +275,20 @@ pub(super) fn teardown(table: &mut Table, drain: Drain) {
     }
     for p in std::iter::once(&table.server).chain(table.players.iter()) {
         p.log.close();
+    }
+}
+
+/// The official runner's last lines of a log (after `[proboj] `).
+fn terminated(exit: i32, err: &str) -> String {
+    format!("process terminated\n exit: {exit}\n err: {err}")
+}
+
+/// Go's `ProcessState.ExitCode()` of a raw wait status: the exit status, or -1 when a signal
+/// (or nothing known) ended the process.
+fn go_exit_code(status: Option<i32>) -> i32 {
+    match status {
+        Some(st) if libc::WIFEXITED(st) => libc::WEXITSTATUS(st),
+        _ => -1,
     }
 }
 

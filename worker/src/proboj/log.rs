@@ -21,9 +21,24 @@ enum Sink {
     Gz(GzEncoder<BufWriter<File>>),
 }
 
-/// One process's log; shared between the game thread and the drain thread.
+/// What a log has written so far: bytes of stderr, whether the cap note was written, whether
+/// the last byte ended a line, and a `\r` held back until the next byte shows whether it
+/// starts a CRLF.
+struct State {
+    sink: Sink,
+    /// A duplicate of the process's stderr, read before every runner line.
+    source: Option<OwnedFd>,
+    written: u64,
+    noted: bool,
+    at_line_start: bool,
+    held_cr: bool,
+}
+
+/// One process's log; shared between the game thread and the drain thread. Written as the
+/// official runner writes it: stderr line by line (CRLF ends a line as LF does), runner lines
+/// `[proboj] ...` never in the middle of a stderr line.
 pub struct Log {
-    sink: Mutex<(Sink, u64, bool)>,
+    state: Mutex<State>,
     cap: u64,
 }
 
@@ -54,7 +69,14 @@ impl Log {
             )?))
         };
         Ok(Arc::new(Log {
-            sink: Mutex::new((sink, 0, false)),
+            state: Mutex::new(State {
+                sink,
+                source: None,
+                written: 0,
+                noted: false,
+                at_line_start: true,
+                held_cr: false,
+            }),
             cap,
         }))
     }
@@ -70,34 +92,79 @@ impl Log {
         }
     }
 
+    /// Read the process's stderr (a duplicate of it) before every runner line, so that a line
+    /// the process wrote before its answer is in the log before the next `[proboj] ...` line,
+    /// as in the official runner's.
+    pub fn attach(&self, stderr: OwnedFd) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).source = Some(stderr);
+    }
+
+    /// Read what `fd` holds now into the log, under the log's lock (a runner line never
+    /// overtakes stderr already read). `Ok(0)` at its end.
+    pub fn read_from(&self, fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let n = fdio::read(fd, buf)?;
+        self.stderr_locked(&mut g, &buf[..n]);
+        Ok(n)
+    }
+
     /// Append stderr bytes (up to the cap; then one note that the rest is dropped).
     pub fn stderr(&self, data: &[u8]) {
-        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        let (sink, written, noted) = &mut *g;
-        let room = self.cap.saturating_sub(*written) as usize;
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.stderr_locked(&mut g, data);
+    }
+
+    fn stderr_locked(&self, st: &mut State, data: &[u8]) {
+        let room = self.cap.saturating_sub(st.written) as usize;
         let n = room.min(data.len());
-        Self::write_raw(sink, &data[..n]);
-        *written += n as u64;
-        if n < data.len() && !*noted {
-            *noted = true;
-            let note = format!(
-                "\n[proboj] stderr exceeded {} bytes; the rest is dropped\n",
-                self.cap
-            );
-            Self::write_raw(sink, note.as_bytes());
+        let text = crlf_to_lf(&data[..n], &mut st.held_cr);
+        Self::write_raw(&mut st.sink, &text);
+        if let Some(&last) = text.last() {
+            st.at_line_start = last == b'\n';
+        }
+        st.written += n as u64;
+        if n < data.len() && !st.noted {
+            st.noted = true;
+            let note = format!("stderr exceeded {} bytes; the rest is dropped", self.cap);
+            Self::line(st, &note);
         }
     }
 
-    /// Append a runner line `[proboj] <text>`.
+    /// Append a runner line `[proboj] <text>` (text may hold more lines, as the official
+    /// runner's `[proboj] process terminated\n exit: N\n err: <nil>`).
     pub fn note(&self, text: &str) {
-        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        Self::write_raw(&mut g.0, format!("[proboj] {text}\n").as_bytes());
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = g.source.as_ref().map(|f| f.as_raw_fd()) {
+            let mut buf = [0u8; 8 << 10];
+            for _ in 0..64 {
+                match fdio::read(fd, &mut buf) {
+                    Ok(n) if n > 0 => self.stderr_locked(&mut g, &buf[..n]),
+                    _ => break,
+                }
+            }
+        }
+        Self::line(&mut g, text);
+    }
+
+    fn line(st: &mut State, text: &str) {
+        // A stderr line cut short (or a held `\r`) ends first, as the official runner's
+        // line-by-line copy ends it.
+        if st.held_cr {
+            st.held_cr = false;
+            Self::write_raw(&mut st.sink, b"\r");
+            st.at_line_start = false;
+        }
+        if !st.at_line_start {
+            Self::write_raw(&mut st.sink, b"\n");
+        }
+        Self::write_raw(&mut st.sink, format!("[proboj] {text}\n").as_bytes());
+        st.at_line_start = true;
     }
 
     /// Flush and close the file (idempotent).
     pub fn close(&self) {
-        let mut g = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        let r = match std::mem::replace(&mut g.0, Sink::Off) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let r = match std::mem::replace(&mut g.sink, Sink::Off) {
             Sink::Off => Ok(()),
             Sink::Txt(mut w) => w.flush(),
             Sink::Gz(w) => w.finish().and_then(|mut b| b.flush()),
@@ -106,6 +173,28 @@ impl Log {
             tracing::warn!(error = %e, "proboj log close failed");
         }
     }
+}
+
+/// `data` with every CRLF made LF; a `\r` at the end is held in `held` for the next chunk.
+fn crlf_to_lf(data: &[u8], held: &mut bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 1);
+    if std::mem::take(held) && data.first() != Some(&b'\n') {
+        out.push(b'\r');
+    }
+    for (i, &b) in data.iter().enumerate() {
+        if b == b'\r' {
+            match data.get(i + 1) {
+                Some(b'\n') => continue,
+                None => {
+                    *held = true;
+                    continue;
+                }
+                Some(_) => {}
+            }
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// A thread reading every given stderr pipe into its log until stopped.
@@ -166,10 +255,9 @@ fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
             }
             // Read what is there now (the pipe is non-blocking).
             for _ in 0..16 {
-                match fdio::read(fd.as_raw_fd(), &mut buf) {
+                match log.read_from(fd.as_raw_fd(), &mut buf) {
                     Ok(0) => open[i] = false,
-                    Ok(n) => {
-                        log.stderr(&buf[..n]);
+                    Ok(_) => {
                         got_any = true;
                         continue;
                     }
@@ -181,5 +269,21 @@ fn drain_loop(pipes: Vec<(OwnedFd, Arc<Log>)>, stop: &AtomicBool) {
         if stopping && !got_any {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crlf_to_lf;
+
+    #[test]
+    fn crlf_ends_a_line_as_lf_does_across_chunks() {
+        let mut held = false;
+        assert_eq!(crlf_to_lf(b"a\r\nb\r", &mut held), b"a\nb");
+        assert!(held);
+        assert_eq!(crlf_to_lf(b"\nc\rd", &mut held), b"\nc\rd");
+        assert!(!held);
+        let mut held = true;
+        assert_eq!(crlf_to_lf(b"x", &mut held), b"\rx");
     }
 }

@@ -12,6 +12,7 @@ pub mod pipe;
 pub mod process;
 pub mod protocol;
 pub mod remote;
+pub mod scores;
 pub mod summary;
 pub mod table;
 

@@ -42,12 +42,15 @@ impl SandboxedProcess {
             extra
                 .read
                 .extend(launch.read.iter().filter(|p| p.exists()).cloned());
-            extra.exec.extend(interpreters(&launch.program));
+        }
+        let env = game_env();
+        if cfg.effective_mode() != SandboxMode::Off {
+            extra.exec.extend(interpreters(&launch.program, &env[0].1));
         }
         let spec = Spec {
             program: &launch.program,
             args: &launch.args,
-            env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())],
+            env,
             copy_program: false,
             extra,
             work_dir: None,
@@ -160,14 +163,35 @@ pub fn describe_status(status: Option<i32>) -> String {
     }
 }
 
-/// Folders a sandboxed process may search for the program `env` starts (its own PATH).
-const SANDBOX_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+/// PATH when the runner has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The environment of every process of a game (PATH first): the runner's `PATH` and locale
+/// (`LANG`, `LANGUAGE`, `LC_*`), as the official runner, which passes its whole environment,
+/// would give them; nothing else (no farm setting, key or broker URL).
+pub fn game_env() -> Vec<(String, String)> {
+    let path = std::env::var("PATH")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| DEFAULT_PATH.to_owned());
+    let mut env = vec![("PATH".to_owned(), path)];
+    for (k, v) in std::env::vars_os() {
+        let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+            continue;
+        };
+        if k == "LANG" || k == "LANGUAGE" || k.starts_with("LC_") {
+            env.push((k.to_owned(), v.to_owned()));
+        }
+    }
+    env
+}
 
 /// The programs the kernel and `env` run for a `#!` script, which must be executable in the
 /// sandbox (only the program itself is): `#!/usr/bin/python3` gives that interpreter;
-/// `#!/usr/bin/env [-S] python3` gives env and the python3 it finds in the sandbox's PATH.
+/// `#!/bin/env [-S] python` gives env and the first `python` in `path` (the process's PATH)
+/// that is a system program (under /usr: env passes over others the sandbox will not run).
 /// Nothing for a program that is not a script.
-pub fn interpreters(program: &Path) -> Vec<PathBuf> {
+pub fn interpreters(program: &Path, path: &str) -> Vec<PathBuf> {
     use std::io::Read;
     let mut head = [0u8; 256];
     let n = std::fs::File::open(program)
@@ -186,10 +210,11 @@ pub fn interpreters(program: &Path) -> Vec<PathBuf> {
     let mut out = vec![interpreter.clone()];
     if interpreter.file_name().is_some_and(|f| f == "env") {
         if let Some(name) = words.find(|w| !w.starts_with('-')) {
-            if let Some(found) = SANDBOX_PATH
-                .iter()
-                .map(|d| Path::new(d).join(name))
-                .find(|p| p.is_file())
+            if let Some(found) = std::env::split_paths(path)
+                .map(|d| d.join(name))
+                .filter(|p| p.is_file())
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .find(|p| p.starts_with("/usr"))
             {
                 out.push(found);
             }

@@ -12,6 +12,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use super::pipe::{self, PipeError};
+use super::scores;
 use super::table::{write_player, Ending, GameOutcome, Proc, RunOptions, Table};
 
 /// A parsed command header.
@@ -28,61 +29,43 @@ pub enum Request {
     Unknown(String),
 }
 
-/// Parse a header line.
+/// Parse a header line as the official runner does: the first command the line starts with
+/// (`TO PLAYER`, `READ PLAYER`, ...), then the rest, trimmed, split at single spaces: the first
+/// part names the player (empty when missing: an unknown player, answered ERROR), the others
+/// joined by a space are the comment of `TO PLAYER`.
 pub fn parse_header(line: &str) -> Request {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let name = || words.get(2).map(|s| s.to_string());
-    match words.as_slice() {
-        ["TO", "PLAYER", n, ..] => {
-            let rest = line.trim_start();
-            // The comment is everything after the name, spacing kept.
-            let after = rest
-                .splitn(4, char::is_whitespace)
-                .nth(3)
-                .unwrap_or("")
-                .trim()
-                .to_owned();
-            Request::ToPlayer {
-                name: n.to_string(),
-                comment: after,
-            }
-        }
-        ["READ", "PLAYER", _] => Request::ReadPlayer(name().unwrap_or_default()),
-        ["TO", "OBSERVER"] => Request::ToObserver,
-        ["KILL", "PLAYER", _] => Request::Kill(name().unwrap_or_default()),
-        ["PAUSE", "PLAYER", _] => Request::Pause(name().unwrap_or_default()),
-        ["RESUME", "PLAYER", _] => Request::Resume(name().unwrap_or_default()),
-        ["SCORES"] => Request::Scores,
-        ["END"] => Request::End,
-        _ => Request::Unknown(line.to_owned()),
+    const PREFIXES: [&str; 8] = [
+        "TO PLAYER",
+        "READ PLAYER",
+        "TO OBSERVER",
+        "KILL PLAYER",
+        "PAUSE PLAYER",
+        "RESUME PLAYER",
+        "SCORES",
+        "END",
+    ];
+    let Some((prefix, rest)) = PREFIXES
+        .iter()
+        .find_map(|p| line.strip_prefix(p).map(|rest| (*p, rest)))
+    else {
+        return Request::Unknown(line.to_owned());
+    };
+    let rest = rest.trim();
+    let (name, comment) = rest.split_once(' ').unwrap_or((rest, ""));
+    let name = name.to_owned();
+    match prefix {
+        "TO PLAYER" => Request::ToPlayer {
+            name,
+            comment: comment.to_owned(),
+        },
+        "READ PLAYER" => Request::ReadPlayer(name),
+        "TO OBSERVER" => Request::ToObserver,
+        "KILL PLAYER" => Request::Kill(name),
+        "PAUSE PLAYER" => Request::Pause(name),
+        "RESUME PLAYER" => Request::Resume(name),
+        "SCORES" => Request::Scores,
+        _ => Request::End,
     }
-}
-
-/// A SCORES payload line that is not `<name> <integer>`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ScoreLineError {
-    #[error("bad score line {0:?}: not an integer")]
-    NotInteger(String),
-    #[error("bad score line {0:?}: want `<name> <integer>`")]
-    Shape(String),
-}
-
-/// Parse SCORES payload lines `<name> <integer>`; the first bad line is the error.
-pub fn parse_scores(lines: &[Vec<u8>]) -> Result<Vec<(String, i64)>, ScoreLineError> {
-    let mut out = Vec::new();
-    for l in lines {
-        let text = String::from_utf8_lossy(l);
-        let words: Vec<&str> = text.split_whitespace().collect();
-        match words.as_slice() {
-            [] => continue,
-            [name, score] => match score.parse::<i64>() {
-                Ok(s) => out.push((name.to_string(), s)),
-                Err(_) => return Err(ScoreLineError::NotInteger(text.into_owned())),
-            },
-            _ => return Err(ScoreLineError::Shape(text.into_owned())),
-        }
-    }
-    Ok(out)
 }
 
 /// `observer.gz`: one gzip stream the TO OBSERVER payloads are appended to.
@@ -105,10 +88,14 @@ impl Observer {
         ))
     }
 
+    /// The payload's lines joined by `\n`, with no newline after the last: the official
+    /// runner's bytes (a frame ends with a newline only if the server sent an empty last line).
     fn append(&mut self, lines: &[Vec<u8>]) -> std::io::Result<()> {
-        for l in lines {
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 {
+                self.0.write_all(b"\n")?;
+            }
             self.0.write_all(l)?;
-            self.0.write_all(b"\n")?;
         }
         Ok(())
     }
@@ -265,16 +252,12 @@ impl Relay<'_> {
                     self.answer(Status::Error, &[])
                 }
             },
-            Request::Scores => match parse_scores(payload) {
-                Ok(scores) => {
-                    let mut obj = serde_json::Map::new();
-                    for (n, s) in &scores {
-                        obj.insert(n.clone(), serde_json::Value::from(*s));
-                    }
-                    let text = serde_json::Value::Object(obj).to_string();
+            Request::Scores => match scores::parse(payload) {
+                Ok(lines) => {
+                    let text = scores::score_json(&lines);
                     match std::fs::write(self.folder.join("score.json"), text) {
                         Ok(()) => {
-                            self.outcome.scores = Some(scores);
+                            self.outcome.scores = Some(scores::exact(&lines));
                             self.answer(Status::Ok, &[])
                         }
                         Err(e) => {
@@ -301,9 +284,8 @@ impl Relay<'_> {
                 if !p.alive {
                     return self.answer(Status::Died, &[]);
                 }
-                if !comment.is_empty() {
-                    p.log.note(&comment);
-                }
+                // The official runner notes every message, `[proboj] ` when it has no comment.
+                p.log.note(&comment);
                 let data = pipe::encode_payload(payload);
                 match write_player(p, &data, opts, stop) {
                     Ok(()) => self.answer(Status::Ok, &[]),
@@ -313,6 +295,7 @@ impl Relay<'_> {
                         self.answer(Status::Died, &[])
                     }
                     Err(_) => {
+                        p.log.note("killing process due to write timeout");
                         kill(p, "a write to it did not complete in time");
                         self.answer(Status::Error, &[])
                     }
@@ -323,9 +306,15 @@ impl Relay<'_> {
                     return self.answer(Status::Error, &[]);
                 };
                 let p = &mut self.table.players[i];
+                if !p.alive {
+                    return self.answer(Status::Died, &[]);
+                }
                 match read_player(p, opts, stop) {
                     Ok(lines) => self.answer(Status::Ok, &lines),
                     Err(PipeError::Stopped) => Err(PipeError::Stopped),
+                    // It was alive when asked and its stdout ended: the official runner's read
+                    // fails (ERROR); once it is known dead, a READ answers DIED.
+                    Err(PipeError::Closed) => self.answer(Status::Error, &[]),
                     Err(_) => self.answer(Status::Died, &[]),
                 }
             }
@@ -339,7 +328,8 @@ impl Relay<'_> {
                 };
                 let p = &mut self.table.players[i];
                 if !p.alive {
-                    return self.answer(Status::Died, &[]);
+                    // Nothing left to kill, pause or resume: done (the official runner's OK).
+                    return self.answer(Status::Ok, &[]);
                 }
                 let x = p.process.as_ref();
                 match kind {
@@ -402,10 +392,13 @@ fn read_player(
                 }
             }
         }
-        Err(PipeError::Timeout) => kill(
-            p,
-            &format!("it did not answer within {:?} (killed)", p.timeout),
-        ),
+        Err(PipeError::Timeout) => {
+            p.log.note("killing process due to read timeout");
+            kill(
+                p,
+                &format!("it did not answer within {:?} (killed)", p.timeout),
+            )
+        }
         Err(PipeError::TooLong) => kill(p, "it sent too much without a `.` line (killed)"),
         Err(PipeError::Closed) => mark_dead(p, "its stdout closed"),
         Err(PipeError::Stopped) => {}
@@ -434,11 +427,12 @@ mod tests {
 
     #[test]
     fn headers() {
+        // As the official runner splits: the comment keeps all but one space after the name.
         assert_eq!(
             parse_header("TO PLAYER a  hello  world "),
             Request::ToPlayer {
                 name: "a".into(),
-                comment: "hello  world".into()
+                comment: " hello  world".into()
             }
         );
         assert_eq!(
@@ -458,24 +452,13 @@ mod tests {
         assert_eq!(parse_header("TO OBSERVER"), Request::ToObserver);
         assert_eq!(parse_header("SCORES"), Request::Scores);
         assert_eq!(parse_header("END"), Request::End);
+        assert_eq!(parse_header("READ PLAYER"), Request::ReadPlayer("".into()));
+        assert_eq!(parse_header("KILL PLAYER x y"), Request::Kill("x".into()));
+        assert_eq!(parse_header("ENDED"), Request::End);
         assert_eq!(
-            parse_header("READ PLAYER"),
-            Request::Unknown("READ PLAYER".into())
+            parse_header("TO  PLAYER a"),
+            Request::Unknown("TO  PLAYER a".into())
         );
         assert_eq!(parse_header("hello"), Request::Unknown("hello".into()));
-    }
-
-    #[test]
-    fn scores() {
-        let l = |s: &str| s.as_bytes().to_vec();
-        assert_eq!(
-            parse_scores(&[l("a 3"), l(""), l("b -2")]).unwrap(),
-            vec![("a".into(), 3), ("b".into(), -2)]
-        );
-        assert!(parse_scores(&[l("a 3.5")])
-            .unwrap_err()
-            .to_string()
-            .contains("a 3.5"));
-        assert!(parse_scores(&[l("a 1 2")]).is_err());
     }
 }

@@ -78,6 +78,7 @@ pub const FOREIGN_GAME_ROOT: &str = "__game_root";
 pub fn build_package(
     raw: &RawConfig,
     config: &Config,
+    games: &[Game],
     start_dir: &Path,
     data: &[PathBuf],
 ) -> Result<Package, RemoteError> {
@@ -102,8 +103,20 @@ pub fn build_package(
         }
         folders.push(f);
     }
+    let game_dirs: Vec<PathBuf> = games
+        .iter()
+        .map(|g| super::config::normalize(&game_root.join(&g.gamefolder)))
+        .collect();
     for cmd in std::iter::once(&config.server).chain(config.players.iter().map(|p| &p.command)) {
-        for f in &cmd.folders {
+        let mut own = cmd.folders.clone();
+        for d in &game_dirs {
+            for f in super::config::game_relative_folders(cmd, d) {
+                if !own.contains(&f) {
+                    own.push(f);
+                }
+            }
+        }
+        for f in &own {
             let f = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
             if !f.starts_with(&start) {
                 return Err(RemoteError::Invalid(format!(
@@ -125,10 +138,17 @@ pub fn build_package(
         }
     }
     let folders = kept;
+    // Never pack game folders. A game_root below the packed folders is skipped whole (earlier
+    // games live there); one that is a packed folder itself or above one (the stock layout:
+    // `"game_root": "."`, the server in the start folder) only loses this run's game folders.
+    let mut skip = game_dirs.clone();
+    if !folders.iter().any(|f| f.starts_with(&game_root)) {
+        skip.push(game_root.clone());
+    }
     let mut found: Vec<PathBuf> = Vec::new();
     let mut bytes = 0u64;
     for f in &folders {
-        walk(f, &game_root, &mut found, &mut bytes)?;
+        walk(f, &skip, &mut found, &mut bytes)?;
     }
     found.sort();
     found.dedup();
@@ -215,11 +235,11 @@ pub fn package_digest(files: &[PackageFile]) -> Result<String, RemoteError> {
 
 fn walk(
     dir: &Path,
-    skip: &Path,
+    skip: &[PathBuf],
     out: &mut Vec<PathBuf>,
     bytes: &mut u64,
 ) -> Result<(), RemoteError> {
-    if dir == skip {
+    if skip.iter().any(|s| s == dir) {
         return Ok(());
     }
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -400,7 +420,7 @@ pub fn bundle(o: &GameOutcome) -> Result<GameBundle, RemoteError> {
     if o.folder.is_dir() {
         let mut found = Vec::new();
         let mut bytes = 0;
-        walk(&o.folder, Path::new(""), &mut found, &mut bytes)?;
+        walk(&o.folder, &[], &mut found, &mut bytes)?;
         found.sort();
         for abs in found {
             let rel = abs.strip_prefix(&o.folder).unwrap_or(&abs);
@@ -460,5 +480,45 @@ pub fn failed(game: &Game, game_root: &Path, why: String) -> GameOutcome {
         warnings: Vec::new(),
         commands: 0,
         host_problem: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stock layout: `./server` in the start folder, `"game_root": "."`, a player named
+    /// relative to the game folder; an earlier run's game folder lies in the start folder.
+    #[test]
+    fn the_stock_layout_packs_the_start_folder_but_no_game_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let write = |p: &str, text: &str| {
+            let path = d.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        };
+        write("server", "#!/bin/sh\n");
+        std::fs::set_permissions(d.join("server"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        write("players/p/player.py", "print()\n");
+        write("maps/m.txt", "map\n");
+        write("hra/observer.gz", "old game\n");
+        let raw: RawConfig = serde_json::from_str(
+            r#"{"server": "./server", "game_root": ".", "timeout": {"py": 1},
+                "players": {"p": {"command": "/usr/bin/python3 ../players/p/player.py",
+                                  "language": "py"}}}"#,
+        )
+        .unwrap();
+        let config = check_config(raw.clone(), Path::new("config.json"), d).unwrap();
+        let game: Game =
+            serde_json::from_str(r#"{"gamefolder": "hra", "players": ["p"]}"#).unwrap();
+        let pkg = build_package(&raw, &config, &[game], d, &[]).unwrap();
+        let paths: Vec<&str> = pkg.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["maps/m.txt", "players/p/player.py", "server"]);
+        assert!(pkg.files.iter().any(|f| f.path == "server" && f.executable));
+        let sent: RawConfig = serde_json::from_str(&pkg.config_json).unwrap();
+        assert_eq!(sent.game_root, ".");
+        assert_eq!(sent.server, "./server");
     }
 }

@@ -8,13 +8,14 @@ use shared::bt::{self, BtFit};
 use shared::results::GameResult;
 
 use super::config::Config;
+use super::scores;
 use super::table::{Ending, GameOutcome};
 
 /// Totals and ratings over a set of games.
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// (player, total score, games with scores) in config order.
-    pub totals: Vec<(String, i64, u32)>,
+    pub totals: Vec<(String, f64, u32)>,
     /// The BT fit, or why there is none.
     pub bt: Result<BtFit, NoRatings>,
     /// (gamefolder, how it ended) for every game that did not end with END and scores.
@@ -44,9 +45,9 @@ fn base_name<'a>(reported: &str, players: &'a [String]) -> Option<&'a String> {
 }
 
 /// Each player's score in one game (summing its processes), in the game's player order.
-fn game_scores(o: &GameOutcome) -> Option<Vec<(String, i64)>> {
+fn game_scores(o: &GameOutcome) -> Option<Vec<(String, f64)>> {
     let scores = o.scores.as_ref()?;
-    let mut per: BTreeMap<&String, i64> = BTreeMap::new();
+    let mut per: BTreeMap<&String, f64> = BTreeMap::new();
     for (name, s) in scores {
         if let Some(b) = base_name(name, &o.players) {
             *per.entry(b).or_default() += s;
@@ -55,17 +56,17 @@ fn game_scores(o: &GameOutcome) -> Option<Vec<(String, i64)>> {
     Some(
         o.players
             .iter()
-            .map(|p| (p.clone(), per.get(p).copied().unwrap_or(0)))
+            .map(|p| (p.clone(), per.get(p).copied().unwrap_or(0.0)))
             .collect(),
     )
 }
 
 impl Summary {
     pub fn compute(config: &Config, outcomes: &[GameOutcome]) -> Summary {
-        let mut totals: Vec<(String, i64, u32)> = config
+        let mut totals: Vec<(String, f64, u32)> = config
             .players
             .iter()
-            .map(|p| (p.name.clone(), 0, 0))
+            .map(|p| (p.name.clone(), 0.0, 0))
             .collect();
         let mut results = Vec::new();
         let mut problems = Vec::new();
@@ -133,9 +134,13 @@ impl Summary {
         s.push_str(&format!("{} games.\n\n", self.games));
         s.push_str("## Total score (sum over all games)\n\n| # | player | total | games |\n|---|---|---:|---:|\n");
         let mut sorted = self.totals.clone();
-        sorted.sort_by_key(|t| std::cmp::Reverse(t.1));
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
         for (i, (n, t, g)) in sorted.iter().enumerate() {
-            s.push_str(&format!("| {} | {n} | {t} | {g} |\n", i + 1));
+            s.push_str(&format!(
+                "| {} | {n} | {} | {g} |\n",
+                i + 1,
+                scores::display(*t)
+            ));
         }
         s.push_str("\n## Bradley–Terry ratings (from per-game ranks)\n\n");
         match &self.bt {

@@ -87,7 +87,7 @@ pub struct GameOutcome {
     /// Player names as in games.json (one per config player, before processes_per_player).
     pub players: Vec<String>,
     /// The last SCORES the server sent (in its order).
-    pub scores: Option<Vec<(String, i64)>>,
+    pub scores: Option<Vec<(String, f64)>>,
     pub ending: Ending,
     /// Warnings worth showing (also in the server log).
     pub warnings: Vec<String>,
