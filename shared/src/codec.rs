@@ -168,7 +168,10 @@ mod tests {
             decode::<crate::msg::Refusal>(&bytes, &key),
             Err(CodecError::Body(_))
         ));
-        assert_eq!(decode::<crate::msg::Posting>(&bytes, &key).unwrap(), posting);
+        assert_eq!(
+            decode::<crate::msg::Posting>(&bytes, &key).unwrap(),
+            posting
+        );
     }
 
     #[test]
