@@ -81,12 +81,11 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &FarmKey) -> Result<T, Cod
     mac.update(signed);
     mac.verify_slice(tag)
         .map_err(|_| CodecError::BadSignature)?;
-    let (msg, used) =
-        bincode::serde::decode_from_slice::<T, _>(
-            &signed[1..],
-            bincode::config::standard().with_limit::<DECODE_LIMIT>(),
-        )
-            .map_err(|e| CodecError::Body(e.to_string()))?;
+    let (msg, used) = bincode::serde::decode_from_slice::<T, _>(
+        &signed[1..],
+        bincode::config::standard().with_limit::<DECODE_LIMIT>(),
+    )
+    .map_err(|e| CodecError::Body(e.to_string()))?;
     if used != signed.len() - 1 {
         return Err(CodecError::Body(format!(
             "{} trailing bytes after the message",
@@ -152,7 +151,10 @@ mod tests {
             decode::<crate::msg::Refusal>(&bytes, &key),
             Err(CodecError::Body(_))
         ));
-        assert_eq!(decode::<crate::msg::Posting>(&bytes, &key).unwrap(), posting);
+        assert_eq!(
+            decode::<crate::msg::Posting>(&bytes, &key).unwrap(),
+            posting
+        );
     }
 
     #[test]

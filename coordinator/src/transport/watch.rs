@@ -170,10 +170,7 @@ mod tests {
             [Verdict::Republish { losses: 1, .. }]
         ));
         for losses in 2..MAX_LOST {
-            assert_eq!(
-                w.dead_lettered(4),
-                Verdict::Republish { number: 4, losses }
-            );
+            assert_eq!(w.dead_lettered(4), Verdict::Republish { number: 4, losses });
         }
         assert_eq!(
             w.dead_lettered(4),

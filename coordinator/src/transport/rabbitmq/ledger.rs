@@ -250,7 +250,10 @@ mod tests {
         // Published again: a dead letter of the earlier publication no longer counts.
         l.published(5, 2);
         l.published(5, 3);
-        assert!(is_rejected(&l.judge(T, Q, &refusal(5, 2)), "earlier publication"));
+        assert!(is_rejected(
+            &l.judge(T, Q, &refusal(5, 2)),
+            "earlier publication"
+        ));
         assert_eq!(
             l.judge(T, Q, &refusal(5, 3)),
             Judgement::Refused {

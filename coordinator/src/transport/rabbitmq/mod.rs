@@ -370,7 +370,9 @@ impl RabbitMq {
                 number,
                 worker: by.to_string(),
                 seconds: 0.0,
-                outcome: Err(JobFailure::Infrastructure(format!("dead-lettered: {reason}"))),
+                outcome: Err(JobFailure::Infrastructure(format!(
+                    "dead-lettered: {reason}"
+                ))),
             },
             tag: 0,
         }
