@@ -3,7 +3,7 @@
 //! come back on the results queue and are acked only after the coordinator made them durable.
 //! Every publication carries a fresh id inside the signature; a dead letter changes a match only
 //! when it is a worker's signed refusal or the broker's delivery limit on the latest publication
-//! of a match still pending, once per publication (the rule: [`ledger`]); every dead letter,
+//! of a match still pending, once per publication (the rule: the `ledger` module); every dead letter,
 //! accepted or not, is listed in `dead-letters.jsonl`. A lost
 //! broker connection is re-established with backoff and every job whose publish was not confirmed
 //! is published again (duplicates are harmless: results are idempotent by match number).
