@@ -148,6 +148,16 @@ pub fn validate_plan(
             max,
         });
     }
+    // The reference's own refusal (random.sample of more seeds than there are) comes first.
+    if seed_count as u64 > GAME_SEED_SPAN {
+        return Err(ScheduleError::Sample {
+            count: seed_count,
+            source: crate::pyrandom::PyRandomError::SampleTooLarge {
+                k: seed_count as u64,
+                n: GAME_SEED_SPAN,
+            },
+        });
+    }
     match match_count(entrant_count, sizes, seed_count) {
         Some(n) if n <= MAX_MATCHES => Ok(()),
         matches => Err(ScheduleError::TooLarge {

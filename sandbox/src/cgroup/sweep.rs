@@ -69,7 +69,7 @@ pub fn sweep_stale(host: &HostSupport) -> Sweep {
             None => out.live += 1,
             Some(locks) => match clear(&locks) {
                 Ok(()) => out.swept += 1,
-                Err(why) => out.refused.push(why),
+                Err(why) => out.refused.push(why.to_string()),
             },
         }
     }
@@ -96,8 +96,21 @@ fn lock_all(dirs: &[PathBuf]) -> Option<Vec<(PathBuf, File)>> {
     Some(locks)
 }
 
+/// Why an abandoned cgroup was left in place.
+#[derive(Debug, thiserror::Error)]
+enum ClearError {
+    #[error("abandoned cgroup {dir} still holds processes {pids:?}{note}: left alone")]
+    Busy {
+        dir: String,
+        pids: Vec<i32>,
+        note: &'static str,
+    },
+    #[error("abandoned cgroup {0} could not be removed")]
+    Stuck(String),
+}
+
 /// Kill what is left in the abandoned (locked by us) cgroups and remove them.
-fn clear(locks: &[(PathBuf, File)]) -> Result<(), String> {
+fn clear(locks: &[(PathBuf, File)]) -> Result<(), ClearError> {
     let mut killer = false;
     for (dir, _) in locks {
         let kill = dir.join("cgroup.kill");
@@ -125,22 +138,19 @@ fn clear(locks: &[(PathBuf, File)]) -> Result<(), String> {
     }
     if let Some((dir, pids)) = left.first() {
         let outside = pids.contains(&0);
-        return Err(format!(
-            "abandoned cgroup {} still holds processes {pids:?}{}: left alone",
-            dir.display(),
-            match (outside, killer) {
+        return Err(ClearError::Busy {
+            dir: dir.display().to_string(),
+            pids: pids.clone(),
+            note: match (outside, killer) {
                 (true, false) => " (0: outside this pid namespace, and no cgroup.kill here)",
                 (true, true) => " (0: outside this pid namespace)",
                 _ => "",
-            }
-        ));
+            },
+        });
     }
     for (dir, _) in locks {
         if std::fs::remove_dir(dir).is_err() && dir.exists() {
-            return Err(format!(
-                "abandoned cgroup {} could not be removed",
-                dir.display()
-            ));
+            return Err(ClearError::Stuck(dir.display().to_string()));
         }
     }
     Ok(())
