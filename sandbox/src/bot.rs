@@ -288,7 +288,12 @@ impl Bot {
     }
 
     fn waited_ns(&self) -> u64 {
-        self.runq.as_ref().and_then(|r| r.waited_ns()).unwrap_or(0)
+        self.main_sched().1
+    }
+
+    /// (on-CPU, run-queue wait) of the bot's main thread so far, ns (zeros when unreadable).
+    fn main_sched(&self) -> (u64, u64) {
+        self.runq.as_ref().and_then(|r| r.read()).unwrap_or((0, 0))
     }
 }
 

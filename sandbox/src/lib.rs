@@ -32,6 +32,7 @@ pub mod config;
 pub mod error;
 pub mod fdio;
 pub mod folder;
+pub(crate) mod group;
 pub mod host;
 pub mod lock;
 pub mod prepare;

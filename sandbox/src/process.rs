@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::cgroup::BotCgroups;
 use super::fdio::{self, PollFd};
 use super::folder::LockedDir;
+use super::group::Group;
 use super::uids::{self, UidLease};
 use super::SandboxMode;
 
@@ -42,6 +43,8 @@ pub struct Process {
     leader: i32,
     /// The bot's main process (host pid) = its process group id; None if it was gone too soon.
     pub bot_pid: Option<i32>,
+    /// That process group, held by a pidfd (signals never reach a recycled group id).
+    group: Option<Group>,
     pub stdin: Option<OwnedFd>,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
@@ -66,9 +69,11 @@ impl Process {
         } else {
             first_child(leader)
         };
+        let group = bot_pid.and_then(|pid| Group::of(pid, leader));
         Process {
             leader,
             bot_pid,
+            group,
             stdin,
             stdout,
             stderr,
@@ -84,12 +89,10 @@ impl Process {
         self.res.uid.as_ref().map(|l| l.uid)
     }
 
-    /// Send `sig` to the bot's process group.
-    pub fn signal_group(&self, sig: i32) {
-        if let Some(pgid) = self.bot_pid.filter(|p| *p > 1) {
-            // SAFETY: kill has no memory-safety preconditions; pgid > 1 never means "everyone".
-            unsafe { libc::kill(-pgid, sig) };
-        }
+    /// Send `sig` to the bot's process group (through its pidfd: once the group is gone this
+    /// reaches nobody, even if its number now names another group). True if a member got it.
+    pub fn signal_group(&self, sig: i32) -> bool {
+        self.group.as_ref().is_some_and(|g| g.signal(sig))
     }
 
     /// Kill every process of the bot now (group, pid namespace, cgroup). Does not wait.
@@ -204,15 +207,15 @@ impl Process {
         let _ = self.try_status();
         let mut left = Vec::new();
         // The process group: members may linger as zombies for a moment until adopted and reaped.
-        if let Some(pgid) = self.bot_pid.filter(|p| *p > 1) {
+        if let Some(group) = &self.group {
             let until = Instant::now() + Duration::from_secs(2);
-            // SAFETY: signal 0 only checks existence.
-            while unsafe { libc::kill(-pgid, 0) } == 0 {
+            while group.signal(0) {
                 if Instant::now() > until {
+                    let pgid = self.bot_pid.unwrap_or(0);
                     left.push(format!("process group {pgid} still has members"));
                     break;
                 }
-                self.signal_group(libc::SIGKILL);
+                group.signal(libc::SIGKILL);
                 std::thread::sleep(Duration::from_millis(1));
             }
         }

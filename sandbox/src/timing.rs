@@ -1,6 +1,8 @@
 //! What the replay records about a bot's time: per turn wall time, CPU time, run-queue wait
 //! (time the bot was runnable but the host gave its core to someone else) and whether the
-//! deadline was met; plus the readers of those clocks from /proc.
+//! deadline was met; for a turn that ran past its limit, where its wall time went (the
+//! [`LateTurn`] breakdown, so that a timeout explains itself); plus the readers of those clocks
+//! from /proc.
 
 use serde::Serialize;
 use std::fs::File;
@@ -19,6 +21,84 @@ pub struct TurnTiming {
     pub waited_us: u64,
     /// Whether the answer came within the deadline.
     pub met: bool,
+    /// Time spent waiting for a core token before the turn's clock started (not charged).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub token_us: u64,
+    /// Part of `waited_us` that was the worker thread's own run-queue wait (the rest is the
+    /// bot's main thread's).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_waited_us: u64,
+    /// Where the wall time went, for a turn that ran past its limit (or timed out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<LateTurn>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// The wall-time breakdown of one late turn, from the bot's main thread's scheduler clocks
+/// (`/proc/<pid>/schedstat`) and its threads' states: `wall_us` of the turn =
+/// `main_cpu_us` (on a core) + `main_waited_us` (runnable, no core) + `idle_us` (not runnable:
+/// sleeping, blocked or stopped; `states` tells which).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LateTurn {
+    /// On-CPU time of the bot's main thread.
+    pub main_cpu_us: u64,
+    /// Run-queue wait of the bot's main thread.
+    pub main_waited_us: u64,
+    /// Wall time the main thread was neither on a core nor waiting for one.
+    pub idle_us: u64,
+    /// The time charged against the deadline.
+    pub charged_us: u64,
+    /// Bytes of the turn's input not yet written when the turn ended (a bot not reading).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unsent_bytes: u64,
+    /// The bot's threads when the deadline passed (timeouts only): `state` letter of
+    /// `/proc/<tid>/stat` (R running, S sleeping, D blocked, T stopped) and the kernel function it
+    /// waits in (`wchan`), e.g. `S pipe_read`, `T do_signal_stop`; at most [`MAX_THREADS`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+}
+
+/// Threads listed in [`LateTurn::states`].
+pub const MAX_THREADS: usize = 8;
+
+/// The states of up to [`MAX_THREADS`] threads of process `pid`, as [`LateTurn::states`] lists
+/// them (empty when /proc cannot tell).
+pub(crate) fn thread_states(pid: i32) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    tids.iter()
+        .take(MAX_THREADS)
+        .filter_map(|tid| {
+            let stat = std::fs::read(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+            let state = stat_state(&stat)?;
+            let wchan = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan"))
+                .unwrap_or_default();
+            let wchan = wchan.trim();
+            Some(if wchan.is_empty() || wchan == "0" {
+                state.to_string()
+            } else {
+                format!("{state} {wchan}")
+            })
+        })
+        .collect()
+}
+
+/// The state letter of a `/proc/<pid>/stat` line (the field after the parenthesised name).
+fn stat_state(stat: &[u8]) -> Option<char> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    stat.get(close + 1..)?
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .map(|&b| char::from(b))
+        .filter(char::is_ascii_alphabetic)
 }
 
 /// A bot's time over a match.
@@ -91,9 +171,15 @@ impl RunQueueClock {
     }
 
     pub(crate) fn waited_ns(&self) -> Option<u64> {
+        self.read().map(|(_, waited)| waited)
+    }
+
+    /// (on-CPU, run-queue wait) of the thread so far, ns.
+    pub(crate) fn read(&self) -> Option<(u64, u64)> {
         let mut buf = [0u8; 96];
         let n = self.0.read_at(&mut buf, 0).ok()?;
-        second_field(&buf[..n])
+        let text = buf.get(..n)?;
+        Some((field(text, 0)?, field(text, 1)?))
     }
 }
 
@@ -107,12 +193,12 @@ pub(crate) fn current_thread_waited_ns() -> Option<u64> {
     MY_RUNQ.with(|c| c.as_ref().and_then(|c| c.waited_ns()))
 }
 
-/// The second space-separated decimal field of a schedstat line (`<cpu> <wait> <slices>`).
-fn second_field(text: &[u8]) -> Option<u64> {
+/// The `index`-th space-separated decimal field of a schedstat line (`<cpu> <wait> <slices>`).
+fn field(text: &[u8], index: usize) -> Option<u64> {
     let mut fields = text
         .split(|b| b.is_ascii_whitespace())
         .filter(|f| !f.is_empty());
-    let f = fields.nth(1)?;
+    let f = fields.nth(index)?;
     if f.is_empty() || f.len() > 20 || !f.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -134,6 +220,7 @@ mod tests {
             cpu_us: 50,
             waited_us: 0,
             met: true,
+            ..TurnTiming::default()
         });
         t.record(TurnTiming {
             turn: 1,
@@ -141,6 +228,7 @@ mod tests {
             cpu_us: 10,
             waited_us: 0,
             met: false,
+            ..TurnTiming::default()
         });
         assert_eq!(
             (
@@ -164,9 +252,44 @@ mod tests {
     }
 
     #[test]
-    fn schedstat_second_field() {
-        assert_eq!(second_field(b"123 456 7\n"), Some(456));
-        assert_eq!(second_field(b"123"), None);
-        assert_eq!(second_field(b"1 x2 3"), None);
+    fn schedstat_fields() {
+        assert_eq!(field(b"123 456 7\n", 1), Some(456));
+        assert_eq!(field(b"123 456 7\n", 0), Some(123));
+        assert_eq!(field(b"123", 1), None);
+        assert_eq!(field(b"1 x2 3", 1), None);
+    }
+
+    #[test]
+    fn stat_state_letter() {
+        assert_eq!(stat_state(b"12 (a b) c) S 1 2"), Some('S'));
+        assert_eq!(stat_state(b"12 (x) T 1"), Some('T'));
+        assert_eq!(stat_state(b"12 (x"), None);
+        assert_eq!(stat_state(b"12 (x) "), None);
+    }
+
+    #[test]
+    fn own_threads_have_states() {
+        let me = std::process::id() as i32;
+        let states = thread_states(me);
+        assert!(
+            !states.is_empty() && states.len() <= MAX_THREADS,
+            "{states:?}"
+        );
+        // This thread is running while it reads its own state.
+        assert!(states.iter().any(|s| s.starts_with('R')), "{states:?}");
+    }
+
+    #[test]
+    fn quiet_fields_are_left_out() {
+        let t = TurnTiming {
+            turn: 3,
+            wall_us: 10,
+            ..TurnTiming::default()
+        };
+        let v = serde_json::to_value(&t).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"turn": 3, "wall_us": 10, "cpu_us": 0, "waited_us": 0, "met": false})
+        );
     }
 }

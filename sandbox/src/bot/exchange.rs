@@ -15,7 +15,7 @@ use shared::{Fault, FaultKind};
 
 use super::Bot;
 use crate::fdio::{self, PollFd};
-use crate::timing::{current_thread_waited_ns, TurnTiming};
+use crate::timing::{self, current_thread_waited_ns, LateTurn, TurnTiming};
 
 /// Longest answer line accepted (without the line end).
 pub const MAX_LINE: usize = 256;
@@ -42,12 +42,33 @@ impl Waits {
 
     /// Nanoseconds of run-queue wait (bot + worker thread) since `start`.
     fn since(&self, bot: &Bot) -> u64 {
-        let Some(me0) = self.me0 else { return 0 };
+        let (bot_ns, mine) = self.split(bot);
+        bot_ns + mine
+    }
+
+    /// (bot's main thread, worker thread) run-queue wait since `start`, ns.
+    fn split(&self, bot: &Bot) -> (u64, u64) {
+        let Some(me0) = self.me0 else { return (0, 0) };
         let mine = current_thread_waited_ns()
             .unwrap_or(me0)
             .saturating_sub(me0);
-        bot.waited_ns().saturating_sub(self.bot0) + mine
+        (bot.waited_ns().saturating_sub(self.bot0), mine)
     }
+}
+
+/// The bot's main-thread clocks at the start of a turn, for the late-turn breakdown (read with
+/// the fair clock's own read, so no extra syscall on a turn in time).
+#[derive(Clone, Copy)]
+struct MainStart {
+    cpu_ns: u64,
+    waited_ns: u64,
+}
+
+/// What the turn loop saw when it gave up on the bot (timeouts only).
+#[derive(Default)]
+struct AtDeadline {
+    unsent: u64,
+    states: Vec<String>,
 }
 
 /// The clocks of one turn, as the loop reads them.
@@ -75,7 +96,9 @@ impl Bot {
         limit: Duration,
         deadline: Duration,
     ) -> Result<Vec<u8>, Fault> {
+        let asked = Instant::now();
         let token = self.tokens.acquire();
+        let token_us = asked.elapsed().as_micros() as u64;
         let fault = |kind, detail: String| Fault { kind, turn, detail };
 
         // Anything on stdout now was written before we asked (one poll of stdout and stderr,
@@ -111,8 +134,14 @@ impl Bot {
         self.resume();
         let t0 = Instant::now();
         let cpu0 = self.cpu_ns();
+        let (main_cpu0, _) = self.main_sched();
         let waits = Waits::start(self);
+        let main0 = MainStart {
+            cpu_ns: main_cpu0,
+            waited_ns: waits.bot0,
+        };
         let mut charge = None;
+        let mut seen = AtDeadline::default();
         let clocks = TurnClocks {
             t0,
             cpu0,
@@ -120,21 +149,44 @@ impl Bot {
             limit,
             deadline,
         };
-        let result = self.turn_loop(turn, input, &clocks, &mut charge);
+        let result = self.turn_loop(turn, input, &clocks, &mut charge, &mut seen);
         self.pause();
         let wall = t0.elapsed();
         self.last_charge = charge.unwrap_or(wall);
-        let waited_ns = waits.since(self);
+        let (bot_waited_ns, host_waited_ns) = waits.split(self);
         let cpu_ns = self.cpu_ns().saturating_sub(cpu0);
+        let late = (wall >= limit || result.is_err())
+            .then(|| self.late_turn(main0, wall, seen))
+            .flatten();
         self.timing.record(TurnTiming {
             turn,
             wall_us: wall.as_micros() as u64,
             cpu_us: cpu_ns / 1000,
-            waited_us: waited_ns / 1000,
+            waited_us: (bot_waited_ns + host_waited_ns) / 1000,
             met: result.is_ok(),
+            token_us,
+            host_waited_us: host_waited_ns / 1000,
+            late,
         });
         drop(token);
         result
+    }
+
+    /// The wall-time breakdown of a turn that ran past its limit (None when the bot's main
+    /// thread's clocks cannot be read, e.g. it is gone).
+    fn late_turn(&self, main0: MainStart, wall: Duration, seen: AtDeadline) -> Option<LateTurn> {
+        let (cpu, waited) = self.runq.as_ref()?.read()?;
+        let main_cpu_us = cpu.saturating_sub(main0.cpu_ns) / 1000;
+        let main_waited_us = waited.saturating_sub(main0.waited_ns) / 1000;
+        let wall_us = wall.as_micros() as u64;
+        Some(LateTurn {
+            main_cpu_us,
+            main_waited_us,
+            idle_us: wall_us.saturating_sub(main_cpu_us + main_waited_us),
+            charged_us: self.last_charge.as_micros() as u64,
+            unsent_bytes: seen.unsent,
+            states: seen.states,
+        })
     }
 
     /// Whether stdout / stderr have something to read (or are closed) right now.
@@ -173,6 +225,7 @@ impl Bot {
         input: &[u8],
         c: &TurnClocks,
         charge: &mut Option<Duration>,
+        seen: &mut AtDeadline,
     ) -> Result<Vec<u8>, Fault> {
         let (deadline, t0, cpu0, waits) = (c.deadline, c.t0, c.cpu0, c.waits);
         let fault = |kind, detail: String| Fault { kind, turn, detail };
@@ -202,6 +255,11 @@ impl Bot {
                 } else {
                     elapsed
                 });
+                // Before anything else: what the bot's threads are doing as the deadline passes.
+                *seen = AtDeadline {
+                    unsent: input.len().saturating_sub(written) as u64,
+                    states: self.pid().map(timing::thread_states).unwrap_or_default(),
+                };
                 self.drain_stderr(turn)?;
                 let forks_refused = self
                     .proc_
