@@ -9,6 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use sandbox::timing::LateTurn;
 use sandbox::{Bot, CoreTokens, TurnTiming};
 
 /// The timing of the last turn of a finished bot.
@@ -16,6 +17,16 @@ fn last_turn(b: Bot) -> TurnTiming {
     let report = b.finish();
     assert!(report.leftovers.is_empty(), "{:?}", report.leftovers);
     report.timing.per_turn.last().cloned().expect("a turn")
+}
+
+/// The breakdown of a bot's last turn, which timed out with `f`.
+fn late_of_timeout(b: Bot, f: &shared::Fault) -> LateTurn {
+    assert_eq!(f.kind, shared::FaultKind::Timeout, "{f:?}");
+    let t = last_turn(b);
+    assert!(!t.met, "{t:?}");
+    t.late
+        .clone()
+        .unwrap_or_else(|| panic!("no breakdown: {t:?}"))
 }
 
 #[test]
@@ -27,13 +38,7 @@ fn a_sleeping_bot_is_seen_asleep() {
         let f = b
             .exchange(0, &turn_input(0), Duration::from_millis(150))
             .expect_err("400 ms of sleep is past 150 ms");
-        assert_eq!(f.kind, shared::FaultKind::Timeout, "{f:?}");
-        let t = last_turn(b);
-        let late = t
-            .late
-            .clone()
-            .unwrap_or_else(|| panic!("no breakdown: {t:?}"));
-        assert!(!t.met);
+        let late = late_of_timeout(b, &f);
         assert!(late.main_cpu_us < 50_000, "{:?}: {late:?}", cfg.mode);
         assert!(late.idle_us >= 100_000, "{:?}: {late:?}", cfg.mode);
         assert!(
@@ -63,12 +68,7 @@ fn a_bot_stopped_from_outside_is_seen_stopped() {
             .exchange(0, &turn_input(0), Duration::from_millis(600))
             .expect_err("a stopped bot never answers");
         stopper.join().expect("stopper");
-        assert_eq!(f.kind, shared::FaultKind::Timeout, "{f:?}");
-        let t = last_turn(b);
-        let late = t
-            .late
-            .clone()
-            .unwrap_or_else(|| panic!("no breakdown: {t:?}"));
+        let late = late_of_timeout(b, &f);
         assert!(
             late.states.first().is_some_and(|s| s.starts_with('T')),
             "{:?}: {late:?}",
