@@ -8,7 +8,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use base64::Engine as _;
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 
 use games::bomberman::replay::{viewer_data, Replay};
@@ -76,20 +75,18 @@ pub fn stem(path: &Path) -> PathBuf {
     PathBuf::from(cut)
 }
 
-/// One match's entry for the viewer index: its viewer data in the index's packed form
+/// One match's data file for the viewer index (`replays/NNNNN.js`, see
+/// [`viewer::match_script`]): its viewer data in the index's packed form
 /// ([`viewer::pack_for_index`], without the result's timing, which the viewer does not show),
-/// gzipped and base64-encoded.
-pub fn index_blob(replay: &Replay, number: u64) -> Result<viewer::IndexBlob> {
+/// gzipped.
+pub fn index_data(replay: &Replay, number: u64) -> Result<Vec<u8>> {
     let mut data = viewer_data(replay);
     if let Some(r) = data.get_mut("result").and_then(|r| r.as_object_mut()) {
         r.shift_remove("timing");
     }
     let text = viewer::viewer_json(&viewer::pack_for_index(data));
     let gz = gzip(text.as_bytes())?;
-    Ok(viewer::IndexBlob {
-        number,
-        gzip_base64: base64::engine::general_purpose::STANDARD.encode(gz),
-    })
+    Ok(viewer::match_script(number, &gz))
 }
 
 #[cfg(test)]

@@ -51,9 +51,11 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
     );
 
     let index = std::fs::read(out.join("replays/index.html")).unwrap();
+    let list = std::fs::read(out.join("replays/index.js")).unwrap();
     std::fs::remove_file(out.join("bt.json")).unwrap();
     std::fs::remove_file(out.join("汇总.md")).unwrap();
     std::fs::remove_file(out.join("replays/index.html")).unwrap();
+    std::fs::remove_file(out.join("replays/index.js")).unwrap();
     let (code, stdout, err) = run(farm().arg("report").arg(&out));
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
     assert_eq!(
@@ -64,9 +66,40 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
     assert_eq!(bootstrap_table(&rebuilt), table);
     assert!(stdout.contains("(24 of 24 matches openable)"), "{stdout}");
     assert!(
-        std::fs::read(out.join("replays/index.html")).unwrap() == index,
+        std::fs::read(out.join("replays/index.html")).unwrap() == index
+            && std::fs::read(out.join("replays/index.js")).unwrap() == list,
         "the viewer index is rebuilt byte for byte"
     );
+    assert!(
+        !stdout.contains("replays verified"),
+        "no replay is read again: {stdout}"
+    );
+
+    // What it trusts is a match's data file, written when its replay verified on arrival. A
+    // missing or empty one is written again from its replay, verified once; a match whose replay is
+    // missing cannot be opened, and its line says why.
+    let data = std::fs::read(out.join("replays/00005.js")).unwrap();
+    std::fs::remove_file(out.join("replays/00005.js")).unwrap();
+    std::fs::write(out.join("replays/00006.js"), "").unwrap(); // as a crash may leave it
+    std::fs::remove_file(out.join("replays/00007.json.gz")).unwrap();
+    let (code, stdout, err) = run(farm().arg("report").arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert!(
+        stdout.contains("(23 of 24 matches openable); 2 replays verified"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("replays/00005.js")).unwrap(),
+        data,
+        "written again as the run wrote it"
+    );
+    let list = std::fs::read_to_string(out.join("replays/index.js")).unwrap();
+    let line = list
+        .lines()
+        .find(|l| l.starts_with("matchfarmMatch({\"n\":7,"))
+        .unwrap();
+    assert!(line.contains("\"failed\":\"replay missing\""), "{line}");
+    assert!(!line.contains("\"replay\":"), "{line}");
 }
 
 /// The JSON model embedded in a report.html.

@@ -74,11 +74,17 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
         assert!(!clean.join(format!("replays/{n:05}.json")).exists());
         assert!(!clean.join(format!("replays/{n:05}.html")).exists());
     }
-    let index = std::fs::read_to_string(clean.join("replays/index.html")).unwrap();
-    assert_eq!(
-        index.matches("type=\"application/octet-stream\"").count(),
-        12
-    );
+    // The page, its list (one line per match, each openable) and each match's data file.
+    assert!(clean.join("replays/index.html").is_file());
+    let list = std::fs::read_to_string(clean.join("replays/index.js")).unwrap();
+    assert_eq!(list.lines().count(), 12, "{list}");
+    assert_eq!(list.matches("\"replay\":").count(), 12, "{list}");
+    for n in 1..=12u64 {
+        let data = std::fs::read(clean.join(format!("replays/{n:05}.js"))).unwrap();
+        let (number, gz) = games::bomberman::viewer::parse_match_script(&data).unwrap();
+        assert_eq!(number, n);
+        assert!(gz.starts_with(&[0x1f, 0x8b]), "match {n}: gzip");
+    }
     // Every row is the replay's result with the per-bot timing summed up.
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(clean.join("results.json")).unwrap())
@@ -135,6 +141,23 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
         child.wait().unwrap();
     }
     assert!(kills >= 1, "the coordinator was never killed mid-run");
+    // The viewer index as the killed run left it: a line appended per result as it arrived,
+    // each openable match's data file beside it.
+    assert!(killed.join("replays/index.html").is_file());
+    let live = std::fs::read_to_string(killed.join("replays/index.js")).unwrap();
+    let lines: Vec<&str> = live.split_inclusive('\n').collect();
+    assert!(lines.len() >= log_lines(&killed), "{live}");
+    for line in lines {
+        let entry: serde_json::Value = serde_json::from_str(
+            line.strip_prefix("matchfarmMatch(")
+                .and_then(|l| l.strip_suffix(");\n"))
+                .unwrap_or_else(|| panic!("not a whole list line: {line:?}")),
+        )
+        .unwrap();
+        let n = entry["n"].as_u64().unwrap();
+        assert_eq!(entry["replay"], format!("{n:05}.json.gz"), "{line}");
+        assert!(killed.join(format!("replays/{n:05}.js")).is_file(), "{n}");
+    }
     let mut args = run_args(&killed);
     args.push("--resume".into());
     let (code, out, err) = run(farm().args(&args));
@@ -152,6 +175,11 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
     for n in 1..=12 {
         assert!(killed.join(format!("replays/{n:05}.json.gz")).is_file());
     }
+    // Its end rewrote the viewer's list from the log: as the clean run's, byte for byte.
+    assert_eq!(
+        std::fs::read_to_string(killed.join("replays/index.js")).unwrap(),
+        std::fs::read_to_string(clean.join("replays/index.js")).unwrap()
+    );
 
     // Resuming a finished run is fine and changes nothing.
     let (code, _, err) = run(farm().args(&args));
@@ -193,9 +221,9 @@ fn resume_and_report_read_a_folder_in_the_old_format() {
     let (code, o, e) = run(farm().arg("report").arg(&out));
     assert_eq!(code, 0, "{o}\n{e}");
     assert!(o.contains("12 of 12 matches openable"), "{o}");
-    let index = std::fs::read_to_string(out.join("replays/index.html")).unwrap();
+    let index = std::fs::read_to_string(out.join("replays/index.js")).unwrap();
     assert!(
-        index.contains("00012.json"),
+        index.contains("\"replay\":\"00012.json\""),
         "the index names the plain replays"
     );
     let (code, o, e) = run(farm().arg("verify").arg(out.join("replays")));

@@ -175,26 +175,42 @@ fn block<'a>(html: &'a str, id: &str) -> &'a str {
 }
 
 #[test]
-fn index_page_embeds_this_viewer_and_keeps_hostile_names_in_their_block() {
-    use games::bomberman::viewer::{render_index, viewer_json, IndexBlob};
+fn index_page_embeds_this_viewer_and_keeps_hostile_names_in_their_lines() {
+    use games::bomberman::viewer::{
+        index_list_line, match_script, parse_match_script, render_index, viewer_json,
+        INDEX_LIST_NAME,
+    };
     let hostile = [
         "</script><script>alert(1)</script>",
         "<!-- x",
-        "__MATCHFARM_INDEX_DATA__",
+        "__MATCHFARM_VIEWER_TEMPLATE__",
+        "\");alert(1);(\"",
+        "\u{2028}",
     ];
     let list =
         json!([{"n": 1, "size": 3, "names": hostile, "ranks": [1, 2, 3]}, {"n": 2, "failed": "x"}]);
-    let blobs = [IndexBlob {
-        number: 1,
-        gzip_base64: "H4sIAAAAAAAA/w==".into(),
-    }];
-    let page = render_index(&list, &blobs);
-    let back: Value = serde_json::from_str(block(&page, "match-list")).unwrap();
-    assert_eq!(back, list, "the list survives exactly");
-    assert!(page.contains(
-        "<script id=\"m-1\" type=\"application/octet-stream\">H4sIAAAAAAAA/w==</script>"
-    ));
-    assert!(!page.contains("id=\"m-2\""), "a failed match has no data");
+    // The list file: one call per match, each argument the entry exactly, nothing else in it.
+    for entry in list.as_array().unwrap() {
+        let line = index_list_line(entry);
+        let arg = line
+            .strip_prefix("matchfarmMatch(")
+            .and_then(|l| l.strip_suffix(");\n"))
+            .expect("one call per line");
+        let back: Value = serde_json::from_str(arg).unwrap();
+        assert_eq!(&back, entry, "the entry survives exactly");
+        assert!(!arg.contains('<') && !arg.contains('\u{2028}'), "{arg}");
+        assert_eq!(line.matches('\n').count(), 1, "one line");
+    }
+    // A match's data file gives back its bytes.
+    let gz = [0x1f, 0x8b, b'"', b'\\', b'\n', 0, 0xff];
+    assert_eq!(
+        parse_match_script(&match_script(1, &gz)),
+        Some((1, gz.to_vec()))
+    );
+    // The page is the same for every folder: it carries no match, only the viewer.
+    let page = render_index();
+    assert_eq!(page, render_index());
+    assert!(page.contains(INDEX_LIST_NAME));
     // The viewer the index opens a match in is this viewer: the template with the data put in
     // is byte for byte the one-match page.
     let template: String = serde_json::from_str(block(&page, "viewer-template")).unwrap();
@@ -203,6 +219,8 @@ fn index_page_embeds_this_viewer_and_keeps_hostile_names_in_their_block() {
         template.replacen("__MATCHFARM_REPLAY_DATA__", &viewer_json(&data), 1),
         render_html(&data)
     );
+    // Nothing from the network: scripts only inline or from files beside it (file:), loaded by
+    // the page's own script (no <script src> in the markup).
     let lower = page.to_ascii_lowercase();
     for bad in [
         "http:",
@@ -216,4 +234,5 @@ fn index_page_embeds_this_viewer_and_keeps_hostile_names_in_their_block() {
         assert!(!lower.contains(bad), "index contains {bad:?}");
     }
     assert!(lower.contains("default-src 'none'"));
+    assert!(lower.contains("script-src 'unsafe-inline' file:;"));
 }

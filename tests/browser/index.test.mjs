@@ -6,7 +6,9 @@
 //   every match the page must open, with its seats, ranks and number of frames (turns played),
 //   and optionally the viewer data the page must hand the viewer (unpacked exactly).
 // Opens the page from disk, checks the list, opens matches by address (#N) and by click, steps
-// the viewer inside, and requires no console errors, page errors or network requests.
+// the viewer inside (the board is drawn and changes), and requires no console errors, page
+// errors or network requests. The page reads only files beside it: its list (index.js) and the
+// data file (NNNNN.js) of each match opened, when it is opened; never a replay.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -27,6 +29,7 @@ test(`viewer index ${htmlArg}`, async (t) => {
   const profile = mkdtempSync(join(tmpdir(), "index-chromium-"));
   const errors = [];
   const requests = [];
+  const files = [];
   let browser;
   try {
     browser = await chromium.launchPersistentContext(profile, {
@@ -42,7 +45,10 @@ test(`viewer index ${htmlArg}`, async (t) => {
     page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(`console ${m.type()}: ${m.text()}`); });
     page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
     page.on("dialog", (d) => { errors.push(`dialog ${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
-    page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:") && !r.url().startsWith("about:")) requests.push(r.url()); });
+    page.on("request", (r) => {
+      if (r.url().startsWith("file:")) files.push(r.url());
+      else if (!r.url().startsWith("data:") && !r.url().startsWith("about:")) requests.push(r.url());
+    });
 
     // The viewer inside the page, once it has drawn match n.
     const viewer = async (n) => {
@@ -54,7 +60,14 @@ test(`viewer index ${htmlArg}`, async (t) => {
     const check = async (m, frame) => {
       assert.equal(await frame.locator("#slider").getAttribute("max"), String(m.frames), `match ${m.n}: frames`);
       assert.equal(await frame.locator("#turn").textContent(), "Start");
+      const board = frame.locator("#board");
+      const picture = () => board.evaluate((c) => c.toDataURL());
+      const blank = await board.evaluate((c) => Object.assign(document.createElement("canvas"), { width: c.width, height: c.height }).toDataURL());
+      const start = await picture();
+      assert.notEqual(start, blank, `match ${m.n}: the board is drawn`);
       await frame.locator("#last").click();
+      assert.notEqual(await frame.locator("#turn").textContent(), "Start", `match ${m.n}: the last turn shown`);
+      assert.notEqual(await picture(), start, `match ${m.n}: the board changes by the last turn`);
       const rows = await frame.locator("#final-ranks tr[data-player]").evaluateAll((trs) => trs.map((tr) => ({
         player: Number(tr.dataset.player), rank: Number(tr.querySelector(".c-rank").textContent),
         name: tr.querySelector(".c-name .nm").textContent,
@@ -108,6 +121,15 @@ test(`viewer index ${htmlArg}`, async (t) => {
     await t.test("no console errors, page errors or network requests", () => {
       assert.deepEqual(errors, []);
       assert.deepEqual(requests, []);
+    });
+
+    await t.test("reads only its list and the data files of the matches opened, beside it", () => {
+      const dir = url.slice(0, url.lastIndexOf("/") + 1);
+      const names = new Set(files.map((f) => { assert.ok(f.startsWith(dir), f); return f.slice(dir.length).replace(/#.*$/, ""); }));
+      const data = [...names].filter((f) => /^\d{5,}\.js$/.test(f)).sort();
+      const opened = expected.map((m) => String(m.n).padStart(5, "0") + ".js").sort();
+      assert.deepEqual(data, opened, "one data file per match opened");
+      assert.deepEqual([...names].filter((f) => !data.includes(f)).sort(), ["index.html", "index.js"]);
     });
   } finally {
     await browser?.close();

@@ -1,5 +1,6 @@
 //! `farm report OUTPUT`: rebuild a run's 汇总.md, report.html, results.json, bt.json and viewer
-//! index (replays/index.html) from its results log and replays, for a finished run or one still
+//! index (replays/index.html and its list; a replay is read only when its viewer data file is
+//! missing or older than it, see run::viewer_index) from its results log, for a finished run or one still
 //! going (the log is only read; a torn tail is left alone). An early stop is read back from
 //! stopped.json, the arrival times from arrivals.jsonl, so the views say what the run's last
 //! write said. Rows of any age read alike: the scoring reads only evaluate.py's fields, not the
@@ -71,13 +72,17 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         args.output.display()
     );
     println!(
-        "viewer: {} ({} of {} matches openable)",
+        "viewer: {} ({} of {} matches openable){}",
         args.output
             .join("replays")
             .join(crate::run::viewer_index::INDEX_NAME)
             .display(),
         index.openable,
-        index.listed
+        index.listed,
+        match index.verified {
+            0 => String::new(),
+            n => format!("; {n} replays verified to write their missing or stale viewer data"),
+        }
     );
     println!(
         "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, viewer index {:.2} s, bt.json {:.2} s",

@@ -1,6 +1,8 @@
 //! Running a prepared tournament: publish jobs through the transport with a bounded window,
 //! accept each report once (verified replay, right seats, right tournament), checkpoint in
-//! schedule order, refit ratings live, refresh the report, and write the final files.
+//! schedule order, refit ratings live, refresh the report, and write the final files. The viewer
+//! index (super::viewer_index) gets each match's data file as its replay is saved and its line
+//! as its result arrives.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -20,6 +22,7 @@ use super::outputs::{Live, StopNote, Timings};
 use super::prepare::Plan;
 use super::progress::Progress;
 use super::stop::{StopRule, Stopped, STOPPED_NAME};
+use super::viewer_index;
 use crate::botprep::HostSettings;
 use crate::cluster::Cluster;
 use crate::dispatch::{Arrival, Dispatcher};
@@ -96,6 +99,7 @@ pub async fn drive<T: Transport>(
             "--redo-failed cannot be combined with a rule that stops the run early (--until-settled, farm sprt): the rule reads the results in schedule order; start a new run instead"
         );
     }
+    start_index(&out, &plan);
     let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
     let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone());
     let scheduled = plan.schedule.len() as u64;
@@ -253,6 +257,7 @@ pub async fn drive<T: Transport>(
             if row.result.is_some() {
                 completed.push(n);
             }
+            viewer_index::append(&out, &row);
             let tick = Instant::now();
             log.offer(row)?;
             // One row at a time: a stop rule may cut between two rows.
@@ -385,6 +390,16 @@ pub async fn drive<T: Transport>(
     })
 }
 
+/// The viewer index of the results so far (a resume's), before any match is played: from then
+/// on each result adds its line. A view: a failure is logged, and the end of the run writes it.
+fn start_index(out: &std::path::Path, plan: &Plan) {
+    let mut rows: Vec<Row> = plan.done.iter().chain(&plan.ahead).cloned().collect();
+    rows.sort_by_key(|r| r.number);
+    if let Err(e) = viewer_index::write_rows(out, &rows) {
+        tracing::warn!("could not write the viewer index before the run: {e:#}");
+    }
+}
+
 /// Accept a report through the one game boundary ([`games::accept::accept`]: a replay that
 /// re-simulates, for the job's seats, seed, programs and clock) and save its replay.
 fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
@@ -408,6 +423,7 @@ fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> 
         .join("replays")
         .join(crate::replay_file::match_file_name(n));
     crate::replay_file::write_gz(&replay, &path)?;
+    viewer_index::write_match(&out.join("replays"), n, &replay)?;
     Ok(Row {
         number: n,
         size: entry.size as u32,

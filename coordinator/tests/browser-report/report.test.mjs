@@ -40,9 +40,11 @@ async function withPage(fn) {
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
     page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-    // The page itself, and the viewer page its links open.
-    const viewer = pathToFileURL(join(dir, "replays", "index.html")).href;
-    page.on("request", (r) => { if (r.url() !== pageUrl && !r.url().startsWith(viewer)) foreign.push(r.url()); });
+    // The page itself, and the viewer page its links open with the files that page reads
+    // beside it: its list of matches (index.js) and the data file (NNNNN.js) of the match opened.
+    const replays = pathToFileURL(join(dir, "replays")).href + "/";
+    const viewerFile = (u) => u.startsWith(replays) && /^(index\.html(#.*)?|index\.js|\d{5,}\.js)$/.test(u.slice(replays.length));
+    page.on("request", (r) => { if (r.url() !== pageUrl && !viewerFile(r.url())) foreign.push(r.url()); });
     await page.goto(pageUrl, { waitUntil: "load" });
     await fn(page);
     assert.deepEqual(errors, [], "no console or page errors");

@@ -2,14 +2,17 @@
 //! data (see `replay::viewer_data`) embedded as a JSON script block. No network, works from file://.
 //!
 //! Two pages are built on it. [`render_html`] is one match's page (`farm view`, `farm play`).
-//! [`render_index`] is a tournament's one viewer page, `replays/index.html`: a list of its
-//! matches and, embedded, each match's viewer data packed ([`pack_for_index`]), gzipped and
-//! base64-encoded (a file:// page cannot fetch its sibling files in Chromium, so the page
-//! carries what it shows). Opening a
-//! match (a click, or the address `replays/index.html#12` for match 12, leading zeros allowed)
-//! decompresses its data with the browser's `DecompressionStream("gzip")` and shows it in an
-//! iframe running this same viewer page; `#` alone (or the "all matches" button) goes back to
-//! the list. Other pages (a tournament report) link to a match as `replays/index.html#N`.
+//! [`render_index`] is a tournament's one viewer page, `replays/index.html`, the same bytes for
+//! every folder, so it never has to be rewritten as results arrive. It lists the matches of the
+//! list file beside it ([`INDEX_LIST_NAME`], one [`index_list_line`] appended per match), and
+//! opening a match (a click, or the address `replays/index.html#12` for match 12, leading zeros
+//! allowed) loads that match's data file `NNNNN.js` ([`match_script`]: its viewer data packed
+//! ([`pack_for_index`]) and gzipped, written once when its result arrived), decompresses it with
+//! the browser's `DecompressionStream("gzip")` and shows it in an iframe running this same
+//! viewer page; `#` alone (or the "all matches" button) goes back to the list. Both files are
+//! loaded with `<script>` elements: a page opened from disk (file://) may do that with no server
+//! and no network, where `fetch` of a sibling file is refused (Chromium). Other pages (a
+//! tournament report) link to a match as `replays/index.html#N`.
 
 /// The page template; `DATA_PLACEHOLDER` marks where the JSON goes.
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -61,20 +64,17 @@ fn script_safe_json(data: &serde_json::Value) -> String {
 /// The index page template; see [`render_index`].
 const INDEX_TEMPLATE: &str = include_str!("viewer_index.html");
 
-/// The markers of the index template, in the order they appear.
-const INDEX_LIST: &str = "__MATCHFARM_INDEX_LIST__";
+/// The marker of the index template where the viewer page template goes (as a JSON string).
 const INDEX_VIEWER: &str = "__MATCHFARM_VIEWER_TEMPLATE__";
-const INDEX_DATA: &str = "__MATCHFARM_INDEX_DATA__";
 
-/// One match's embedded viewer data in the index page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexBlob {
-    /// The match number (the page opens it at `#<number>`).
-    pub number: u64,
-    /// base64 (standard alphabet, padded) of the gzip of [`viewer_json`] of its viewer data as
-    /// [`pack_for_index`] packs it.
-    pub gzip_base64: String,
-}
+/// The file beside `index.html` that lists the matches: one [`index_list_line`] per match.
+pub const INDEX_LIST_NAME: &str = "index.js";
+
+/// The function each line of the list file calls with one match's entry.
+pub const LIST_CALLBACK: &str = "matchfarmMatch";
+
+/// The function a match's data file ([`match_script`]) calls with its number and bytes.
+pub const MATCH_CALLBACK: &str = "matchfarmReplay";
 
 /// The viewer data as the pages embed it: JSON with `<`, `>`, `&`, U+2028 and U+2029 escaped
 /// (see [`render_html`]); the index page gzips exactly this text.
@@ -222,38 +222,70 @@ pub fn unpack_index_data(mut data: serde_json::Value) -> serde_json::Value {
     data
 }
 
-/// Renders a tournament's viewer index: `list` is the JSON array of matches the page lists
-/// (objects with `n`, `size`, `names`, `ranks`, `points`, `turns`, `valid`, `failed` and
-/// `replay`, the replay's file name, any of them optional) and `blobs` the matches it can open.
-pub fn render_index(list: &serde_json::Value, blobs: &[IndexBlob]) -> String {
+/// Renders a tournament's viewer index page. It is the same for every folder: it loads the list
+/// of matches from [`INDEX_LIST_NAME`] beside it, and a match's data file ([`match_script`],
+/// `NNNNN.js`) when that match is opened, each with a `<script>` element, which a page opened
+/// from disk may do (it may not `fetch` its sibling files).
+pub fn render_index() -> String {
     let viewer = script_safe_json(&serde_json::Value::String(TEMPLATE.to_string()));
-    let list = script_safe_json(list);
-    let data_len: usize = blobs.iter().map(|b| b.gzip_base64.len() + 64).sum();
-    let mut data = String::with_capacity(data_len);
-    for b in blobs {
-        // base64 has no character that could end the element.
-        data.push_str(&format!(
-            "<script id=\"m-{}\" type=\"application/octet-stream\">{}</script>\n",
-            b.number, b.gzip_base64
-        ));
-    }
-    let mut out =
-        String::with_capacity(INDEX_TEMPLATE.len() + viewer.len() + list.len() + data_len);
-    let mut rest = INDEX_TEMPLATE;
-    for (marker, value) in [
-        (INDEX_LIST, &list),
-        (INDEX_VIEWER, &viewer),
-        (INDEX_DATA, &data),
-    ] {
-        // The template is compiled in and has each marker once, in this order; a test guards it.
-        if let Some((head, tail)) = rest.split_once(marker) {
-            out.push_str(head);
-            out.push_str(value);
-            rest = tail;
+    // The template is compiled in and has the marker once; a test guards it.
+    INDEX_TEMPLATE.replacen(INDEX_VIEWER, &viewer, 1)
+}
+
+/// One line of the list file: `entry` (an object with `n`, `size`, `names`, `ranks`, `points`,
+/// `turns`, `valid`, `failed` and `replay`, the replay's file name when the match can be
+/// opened, any of them optional) as a call of [`LIST_CALLBACK`]. Lines are appended as results
+/// arrive; the page takes the last line of each match.
+pub fn index_list_line(entry: &serde_json::Value) -> String {
+    format!("{LIST_CALLBACK}({});\n", script_safe_json(entry))
+}
+
+/// A match's data file for the index page: a call of [`MATCH_CALLBACK`] with the match number
+/// and `gzip` (the gzip of [`viewer_json`] of its [`pack_for_index`]ed viewer data) as a string
+/// literal of the raw bytes. The page loads the file as `x-user-defined` text, where each byte
+/// is one character (0x00–0x7F as ASCII, 0x80–0xFF as U+F780–U+F7FF: the low byte is the
+/// byte). Only `"`, `\`, LF and CR are escaped, so the file is about 1% larger than the gzip,
+/// where base64 would make it a third larger.
+pub fn match_script(number: u64, gzip: &[u8]) -> Vec<u8> {
+    let head = format!("{MATCH_CALLBACK}({number},\"");
+    let mut out = Vec::with_capacity(head.len() + gzip.len() + gzip.len() / 32 + 4);
+    out.extend_from_slice(head.as_bytes());
+    for &b in gzip {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b => out.push(b),
         }
     }
-    out.push_str(rest);
+    out.extend_from_slice(b"\");\n");
     out
+}
+
+/// The inverse of [`match_script`]: the match number and the bytes; None if `file` is not one.
+pub fn parse_match_script(file: &[u8]) -> Option<(u64, Vec<u8>)> {
+    let rest = file.strip_prefix(format!("{MATCH_CALLBACK}(").as_bytes())?;
+    let comma = rest.iter().position(|&b| b == b',')?;
+    let number = std::str::from_utf8(&rest[..comma]).ok()?.parse().ok()?;
+    let body = rest[comma + 1..]
+        .strip_prefix(b"\"")?
+        .strip_suffix(b"\");\n")?;
+    let mut out = Vec::with_capacity(body.len());
+    let mut it = body.iter();
+    while let Some(&b) = it.next() {
+        match b {
+            b'\\' => out.push(match it.next()? {
+                b'n' => b'\n',
+                b'r' => b'\r',
+                &c @ (b'"' | b'\\') => c,
+                _ => return None,
+            }),
+            b'"' | b'\n' | b'\r' => return None,
+            b => out.push(b),
+        }
+    }
+    Some((number, out))
 }
 
 #[cfg(test)]
@@ -267,37 +299,45 @@ mod tests {
     }
 
     #[test]
-    fn index_template_has_each_marker_once_in_order() {
-        let at: Vec<usize> = [INDEX_LIST, INDEX_VIEWER, INDEX_DATA]
-            .iter()
-            .map(|m| {
-                assert_eq!(INDEX_TEMPLATE.matches(m).count(), 1, "{m}");
-                INDEX_TEMPLATE.find(m).unwrap()
-            })
-            .collect();
-        assert!(at.windows(2).all(|w| w[0] < w[1]), "markers in order");
+    fn index_template_has_the_viewer_marker_once() {
+        assert_eq!(INDEX_TEMPLATE.matches(INDEX_VIEWER).count(), 1);
         assert!(!INDEX_TEMPLATE.contains(DATA_PLACEHOLDER));
+        assert!(INDEX_TEMPLATE.contains(INDEX_LIST_NAME));
+        assert!(INDEX_TEMPLATE.contains(LIST_CALLBACK));
+        assert!(INDEX_TEMPLATE.contains(MATCH_CALLBACK));
     }
 
     #[test]
-    fn index_embeds_list_viewer_and_blobs_without_reading_markers_in_values() {
-        let list =
-            serde_json::json!([{"n": 3, "names": ["__MATCHFARM_INDEX_DATA__", "</script>"]}]);
-        let blobs = [IndexBlob {
-            number: 3,
-            gzip_base64: "H4sI".into(),
-        }];
-        let page = render_index(&list, &blobs);
-        assert!(page.contains(r#"<script id="m-3" type="application/octet-stream">H4sI</script>"#));
-        assert!(!page.contains("</script>\""), "names are script-safe");
-        assert_eq!(
-            page.matches("__MATCHFARM_INDEX_DATA__").count(),
-            1,
-            "the name, once"
-        );
+    fn index_embeds_the_viewer_and_list_lines_are_script_safe() {
+        let page = render_index();
         assert!(page.contains(&script_safe_json(&serde_json::Value::String(
             TEMPLATE.into()
         ))));
+        assert!(!page.contains(INDEX_VIEWER));
+        let entry = serde_json::json!({"n": 3, "names": ["</script>", "\u{2028}"]});
+        let line = index_list_line(&entry);
+        assert_eq!(
+            line,
+            "matchfarmMatch({\"n\":3,\"names\":[\"\\u003c/script\\u003e\",\"\\u2028\"]});\n"
+        );
+    }
+
+    #[test]
+    fn match_scripts_keep_every_byte() {
+        let all: Vec<u8> = (0..=255u8).chain([b'"', b'\\', b'\n', b'\r']).collect();
+        let file = match_script(12, &all);
+        assert!(file.starts_with(b"matchfarmReplay(12,\""));
+        assert!(file.ends_with(b"\");\n"));
+        assert_eq!(
+            file.len(),
+            20 + all.len() + 8 + 4,
+            "one escape per \", \\, LF, CR"
+        );
+        let body = &file[20..file.len() - 4];
+        assert!(!body.contains(&b'\n') && !body.contains(&b'\r'), "one line");
+        assert_eq!(parse_match_script(&file), Some((12, all)));
+        assert_eq!(parse_match_script(b"matchfarmReplay(1,\"a\");"), None);
+        assert_eq!(parse_match_script(b"matchfarmReplay(1,\"\\x\");\n"), None);
     }
 
     #[test]
