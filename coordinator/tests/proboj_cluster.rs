@@ -257,3 +257,131 @@ fn the_stock_layout_plays_on_the_cluster_as_the_official_runner() {
     proboj_support::conformance::assert_as_official(dir.path(), "hra2");
     t.assert_queues_gone();
 }
+
+/// Players write into their own folder on the cluster too: each game's player works in a
+/// private copy of the package's folder (two games at once on one worker see none of each
+/// other's writes), cannot read another player's copy, and the laid-out package is untouched.
+#[test]
+fn players_write_into_private_copies_of_their_folder_on_the_cluster() {
+    let Some(_serial) = setup() else { return };
+    let w = |extra: &str| {
+        json!({"command": format!("python3 bots/proboj/players/writer/player.py {extra}"),
+               "language": "python"})
+    };
+    let config = json!({
+        "server": "python3 bots/proboj/server.py",
+        "players": {"a": w("--peek b"), "b": w("--peek a"), "one": players()["one"].clone()},
+        "timeout": {"python": 30},
+        "game_root": "games",
+    });
+    let games = json!([
+        {"gamefolder": "g1", "players": ["a", "b"], "args": "rounds=3"},
+        {"gamefolder": "g2", "players": ["a", "one"], "args": "rounds=3"},
+        {"gamefolder": "g3", "players": ["one", "a"], "args": "rounds=3"},
+    ]);
+    let dir = start_dir(&config, &games);
+    let t = Farm::new("proboj-writes", 14);
+    let worker = t.worker("w1", 2);
+    let redis = t.redis_url();
+    let out = proboj(dir.path(), &["--broker", BROKER, "--redis", &redis]);
+    let worker_log = worker.stop();
+    assert!(
+        out.status.success(),
+        "cluster run failed: {}\nworker:\n{worker_log}",
+        text(&out)
+    );
+    std::fs::write(t.dir.path().join("coordinator.err"), &out.stderr).unwrap();
+    let score = |g: &str| -> Value {
+        serde_json::from_slice(
+            &std::fs::read(dir.path().join("games").join(g).join("score.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let log = |g: &str, p: &str| {
+        String::from_utf8_lossy(&content(
+            &dir.path()
+                .join("games")
+                .join(g)
+                .join(format!("logs/{p}.gz")),
+        ))
+        .into_owned()
+    };
+    assert_eq!(score("g1"), json!({"a": 6, "b": 6}), "{}", log("g1", "a"));
+    assert_eq!(score("g2"), json!({"a": 6, "one": 6}), "{}", log("g2", "a"));
+    assert_eq!(score("g3"), json!({"one": 6, "a": 6}), "{}", log("g3", "a"));
+    // Each peeks at the other's copy and is denied (with the full sandbox as root the other's
+    // copy is a tmpfs mounted after this player's private mounts were made: not even there).
+    for p in ["a", "b"] {
+        let l = log("g1", p);
+        let peeks: Vec<&str> = l.lines().filter(|l| l.starts_with("peek ")).collect();
+        assert!(!peeks.is_empty(), "{l}");
+        assert!(
+            peeks
+                .iter()
+                .all(|x| x.ends_with("exists=True denied PermissionError")
+                    || x.ends_with("exists=False denied FileNotFoundError")),
+            "{l}"
+        );
+    }
+    assert!(!dir
+        .path()
+        .join("bots/proboj/players/writer/state.txt")
+        .exists());
+    t.assert_queues_gone();
+}
+
+/// On the cluster, players get the `farm worker`'s `PATH` and locale (and `PWD`), as on this
+/// machine they get `farm proboj`'s, and none of the worker's farm settings or secrets: the
+/// worker here has the broker URL, the Redis URL and the key in its environment, and a `PATH`
+/// ending in `/opt/probe` that the coordinator's lacks; the fixture's env player must answer
+/// exactly what the official runner answered with that `PATH` and locale.
+#[test]
+fn cluster_players_get_the_workers_path_and_locale_and_no_secret() {
+    let Some(_serial) = setup() else { return };
+    let dir = proboj_support::conformance::fixture_copy();
+    let games = r#"[{"gamefolder": "hra", "players": ["echo", "crash", "env"], "args": "main"}]"#;
+    std::fs::write(dir.path().join("games.json"), games).unwrap();
+    let t = Farm::new("proboj-env", 14);
+    let redis = t.redis_url();
+    let path = format!(
+        "{}/bin:/usr/local/bin:/usr/bin:/bin:/opt/probe",
+        dir.path().display()
+    );
+    let log = t.dir.path().join("worker-env.log");
+    let child = Command::new(farm())
+        .current_dir(root())
+        .args([
+            "worker",
+            "--slots",
+            "2",
+            "--id",
+            "proboj-env-w1",
+            "--scratch",
+        ])
+        .arg(t.dir.path().join("scratch-env"))
+        .env_clear()
+        .env("PATH", &path)
+        .env("LANG", "C.UTF-8")
+        .env("FARM_BROKER", BROKER)
+        .env("FARM_REDIS", &redis)
+        .env("FARM_KEY", KEY)
+        .env("FARM_LOG", "warn")
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+        .spawn()
+        .unwrap();
+    let worker = cluster_support::Proc {
+        child: Some(child),
+        log,
+    };
+    let out = proboj(dir.path(), &["--broker", BROKER, "--redis", &redis]);
+    let worker_log = worker.stop();
+    assert!(
+        out.status.success(),
+        "cluster run failed: {}\nworker:\n{worker_log}",
+        text(&out)
+    );
+    std::fs::write(t.dir.path().join("coordinator.err"), &out.stderr).unwrap();
+    proboj_support::conformance::assert_as_official(dir.path(), "hra");
+    t.assert_queues_gone();
+}

@@ -69,6 +69,9 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
         ..RunOptions::default()
     };
     opts.sandbox.mode = args.sandbox.into();
+    // Every player works in a private copy of its folder per game: refuse one too large to
+    // copy before any game runs (the organiser's set-up, named as such).
+    proboj::copies::check_player_folders(&config, &games, opts.folder_limit)?;
     opts.tokens = Some(match args.cores {
         Some(n) => sandbox::CoreTokens::new(n.get()),
         None => sandbox::CoreTokens::default_for_host(),

@@ -14,22 +14,28 @@ pub fn fixture() -> PathBuf {
 /// `python` in it, as contestants' machines do).
 pub fn fixture_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    fixture_copy_into(dir.path());
+    dir
+}
+
+/// The same copy in `dir` (created), readable to everyone from `dir` down.
+pub fn fixture_copy_into(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
     let out = Command::new("cp")
         .arg("-a")
         .arg(format!("{}/.", fixture().display()))
-        .arg(dir.path())
+        .arg(dir)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
-    std::os::unix::fs::symlink("/usr/bin/python3", dir.path().join("bin/python")).unwrap();
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::os::unix::fs::symlink("/usr/bin/python3", dir.join("bin/python")).unwrap();
     Command::new("chmod")
         .arg("-R")
         .arg("a+rX")
-        .arg(dir.path())
+        .arg(dir)
         .status()
         .unwrap();
-    dir
 }
 
 /// Compare the game folder `game` under `dir` with what the official runner left.

@@ -59,9 +59,52 @@ pub struct RawConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
     pub program: PathBuf,
+    /// The arguments, those naming a file relative to the start folder made absolute (see
+    /// [`Command::for_game`] for the game folder's precedence).
     pub args: Vec<String>,
     /// The program's own folder and the folders of script arguments (not under /usr).
     pub folders: Vec<PathBuf>,
+    /// The arguments as the config wrote them.
+    pub written: Vec<String>,
+}
+
+impl Command {
+    /// The command as it starts in the game folder `game_dir`. The official runner passes
+    /// arguments as written and runs the process there, so an argument naming a file relative
+    /// to the game folder (`../players/kl2/player.py`) is kept as written even when the same
+    /// words name a file relative to the start folder too; only an argument that names no file
+    /// from the game folder keeps farm's start-folder resolution (absolute). Resolved lexically,
+    /// as [`game_relative_folders`].
+    pub fn for_game(&self, game_dir: &Path) -> Command {
+        let mut folders: Vec<PathBuf> = super::process::own_folder(&self.program)
+            .into_iter()
+            .collect();
+        let mut args = Vec::with_capacity(self.args.len());
+        for (arg, written) in self.args.iter().zip(&self.written) {
+            let game_relative = arg != written && names_file_in(game_dir, written);
+            // An argument resolve_command kept as written (an absolute path) still has the
+            // folder it found for it; a game-relative one has its folders from the game's.
+            let own = super::process::own_folder(Path::new(arg))
+                .filter(|f| arg != written || self.folders.contains(f));
+            if let Some(f) = own.filter(|_| !game_relative) {
+                if !folders.contains(&f) {
+                    folders.push(f);
+                }
+            }
+            args.push(if game_relative { written } else { arg }.clone());
+        }
+        Command {
+            program: self.program.clone(),
+            args,
+            folders,
+            written: self.written.clone(),
+        }
+    }
+}
+
+/// Whether `arg` (a relative path, not an option) names a file from the folder `dir`.
+fn names_file_in(dir: &Path, arg: &str) -> bool {
+    !arg.starts_with('-') && Path::new(arg).is_relative() && normalize(&dir.join(arg)).is_file()
 }
 
 /// A player after checking.
@@ -254,9 +297,11 @@ pub enum CommandError {
 }
 
 /// Split `command` like a shell and resolve it: a program with a `/` resolves against
-/// `start_dir`, a bare name is searched in PATH; arguments that name existing files relative to
-/// `start_dir` become absolute (so `python3 players/p.py` works from the game folder), and
-/// their folders become readable.
+/// `start_dir` (as the official runner does), a bare name is searched in PATH (the official
+/// runner would look for it in `start_dir`); arguments that name existing files relative to
+/// `start_dir` become absolute (so `python3 players/p.py` works from the game folder, where the
+/// official runner's process would not find it), and their folders become readable. Each game
+/// starts [`Command::for_game`], where the game folder's meaning of an argument comes first.
 pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, CommandError> {
     let words = shlex::split(command).ok_or_else(|| CommandError::Split(command.to_string()))?;
     let (first, rest) = words.split_first().ok_or(CommandError::Empty)?;
@@ -290,6 +335,7 @@ pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, Comma
         program,
         args,
         folders,
+        written: rest.to_vec(),
     })
 }
 
@@ -317,21 +363,7 @@ pub fn game_relative_folders(cmd: &Command, game_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `path` with `.` and `..` removed without looking at the disk.
-pub fn normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub use super::process::normalize;
 
 /// A bare program name: the system folders first (sandboxed processes can read and execute
 /// only there, and user-level shims such as pyenv's are shell scripts), then PATH.

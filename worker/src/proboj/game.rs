@@ -1,14 +1,17 @@
 //! One proboj game: create its folder, start the server and the players (sandboxed, working
-//! directory = the game folder), send CONFIG, then relay the server's commands until END, the
+//! directory = the game folder; each player in a private writable copy of its folder, removed
+//! at the end), send CONFIG, then relay the server's commands until END, the
 //! server's exit, or a stop request; finally kill everything, append exit lines to the logs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sandbox::{Limits, StartError};
+use sandbox::{Limits, SandboxMode, StartError};
 
 use super::config::{game_relative_folders, Command, Config, Game};
+use super::copies::{CopyError, GameCopies};
 use super::log::{Drain, Log};
 use super::pipe::LineReader;
 use super::process::{describe_status, Launch, SandboxedProcess};
@@ -49,19 +52,14 @@ pub fn run_game(
         )
     };
     let start = |cmd: &Command, limits: &Limits, slot: usize, extra: &[PathBuf]| {
-        let mut read = cmd.folders.clone();
-        read.extend(extra.iter().cloned());
-        read.extend(game_relative_folders(cmd, &folder));
-        SandboxedProcess::start(
-            &opts.sandbox,
-            &Launch {
-                program: cmd.program.clone(),
-                args: cmd.args.clone(),
-                cwd: folder.clone(),
-                read,
-                limits: limits.clone(),
-            },
+        start_in(
+            opts,
+            &folder,
+            cmd,
+            (cmd, &[] as &[PathBuf]),
+            limits,
             slot,
+            extra,
         )
     };
 
@@ -82,7 +80,7 @@ pub fn run_game(
         }
     };
     let server_proc = match start(
-        &config.server,
+        &config.server.for_game(&folder),
         &opts.server_limits,
         slot_base,
         std::slice::from_ref(&config.game_root),
@@ -102,50 +100,37 @@ pub fn run_game(
             return outcome;
         }
     };
-    let mut players = Vec::new();
-    for (i, (base, name)) in names.iter().enumerate() {
-        let Some(pc) = config.player(base) else {
-            continue; // checked when games.json was loaded
-        };
-        let log = match mk_log(name) {
-            Ok(l) => l,
-            Err(e) => {
-                outcome.ending = Ending::Failed(format!("cannot create the log of {name}: {e}"));
-                return outcome;
+    let copies = match GameCopies::create(&opts.sandbox.scratch_root, pool_uids(opts)) {
+        Ok(c) => c,
+        Err(e) => {
+            let msg = format!(
+                "cannot make the players' folder copies in {} (a host problem): {e}",
+                opts.sandbox.scratch_root.display()
+            );
+            server_log.note(&msg);
+            server_log.close();
+            outcome.host_problem = Some(msg.clone());
+            outcome.ending = Ending::Failed(msg);
+            return outcome;
+        }
+    };
+    let setup = PlayerSetup {
+        config,
+        opts,
+        folder: &folder,
+        copies: &copies,
+        mk_log: &mk_log,
+    };
+    let players = match start_players(&setup, &names, slot_base, &mut outcome) {
+        Ok(p) => p,
+        Err(()) => {
+            if let Ending::Failed(why) = &outcome.ending {
+                server_log.note(why);
             }
-        };
-        let process = match start(&pc.command, &opts.player_limits, slot_base + 1 + i, &[]) {
-            Ok(p) => Some(p),
-            Err(e @ StartError::Host(_)) => {
-                // The host's problem, not the player's: the game cannot be played fairly.
-                let msg = format!("player {name} could not start (a host problem): {e}");
-                log.note(&msg);
-                log.close();
-                server_log.note(&msg);
-                server_log.close();
-                outcome.host_problem = Some(msg.clone());
-                outcome.ending = Ending::Failed(msg);
-                return outcome;
-            }
-            Err(e) => {
-                log.note(&terminated(0, &e.to_string()));
-                log.note(&format!("could not start: {e}"));
-                outcome
-                    .warnings
-                    .push(format!("player {name} could not start: {e}"));
-                None
-            }
-        };
-        players.push(Proc {
-            name: name.clone(),
-            alive: process.is_some(),
-            process,
-            log,
-            reader: LineReader::default(),
-            timeout: pc.timeout,
-            paused_by_server: false,
-        });
-    }
+            server_log.close();
+            return outcome;
+        }
+    };
     let mut table = Table {
         server: Proc {
             name: "__server".into(),
@@ -155,6 +140,7 @@ pub fn run_game(
             timeout: Duration::ZERO,
             alive: true,
             paused_by_server: false,
+            budget: None,
         },
         players,
     };
@@ -204,8 +190,129 @@ pub fn run_game(
             .push(format!("observer.gz could not be finished: {e}"));
     }
     teardown(&mut table, drain);
+    if let Some(left) = copies.remove() {
+        outcome
+            .warnings
+            .push(format!("the players' folder copies: {left}"));
+    }
     open_logs(&folder);
     outcome
+}
+
+/// Start `cmd` in the game folder `folder`; it may read what `read_as` names (the command as
+/// configured, whose folders stay readable, and folders it may write) and `extra`.
+fn start_in(
+    opts: &RunOptions,
+    folder: &Path,
+    cmd: &Command,
+    read_as: (&Command, &[PathBuf]),
+    limits: &Limits,
+    slot: usize,
+    extra: &[PathBuf],
+) -> Result<SandboxedProcess, StartError> {
+    let (orig, write) = read_as;
+    let mut read = orig.folders.clone();
+    read.extend(extra.iter().cloned());
+    read.extend(game_relative_folders(orig, folder));
+    SandboxedProcess::start(
+        &opts.sandbox,
+        &Launch {
+            program: cmd.program.clone(),
+            args: cmd.args.clone(),
+            cwd: folder.to_path_buf(),
+            read,
+            write: write.to_vec(),
+            limits: limits.clone(),
+        },
+        slot,
+    )
+}
+
+/// Players under the sandbox's pool uids (a root worker in `Full` mode): their copies must be
+/// writable for uids leased only when they start.
+fn pool_uids(opts: &RunOptions) -> bool {
+    opts.sandbox.effective_mode() == SandboxMode::Full && nix::unistd::geteuid().is_root()
+}
+
+/// What starting a game's players needs.
+struct PlayerSetup<'a> {
+    config: &'a Config,
+    opts: &'a RunOptions,
+    folder: &'a Path,
+    copies: &'a GameCopies,
+    mk_log: &'a dyn Fn(&str) -> std::io::Result<Arc<Log>>,
+}
+
+/// Copy each player's folder and start it there. Err when the game cannot go on (the outcome
+/// says why: a folder too large is the organiser's set-up, a failed copy or start the host's).
+fn start_players(
+    s: &PlayerSetup,
+    names: &[(String, String)],
+    slot_base: usize,
+    outcome: &mut GameOutcome,
+) -> Result<Vec<Proc>, ()> {
+    let mut players = Vec::new();
+    for (i, (base, name)) in names.iter().enumerate() {
+        let Some(pc) = s.config.player(base) else {
+            continue; // checked when games.json was loaded
+        };
+        let log = match (s.mk_log)(name) {
+            Ok(l) => l,
+            Err(e) => {
+                outcome.ending = Ending::Failed(format!("cannot create the log of {name}: {e}"));
+                return Err(());
+            }
+        };
+        let sizes = (s.opts.folder_limit, s.opts.player_limits.scratch_quota);
+        let command = pc.command.for_game(s.folder);
+        let copy = match s.copies.copy_for(name, &command, s.config, s.folder, sizes) {
+            Ok(c) => c,
+            Err(e) => {
+                let msg = e.to_string();
+                log.note(&msg);
+                log.close();
+                if matches!(e, CopyError::Host { .. }) {
+                    outcome.host_problem = Some(msg.clone());
+                }
+                outcome.ending = Ending::Failed(msg);
+                return Err(());
+            }
+        };
+        let limits = &s.opts.player_limits;
+        let read_as = (&command, copy.write.as_slice());
+        let slot = slot_base + 1 + i;
+        let process = match start_in(s.opts, s.folder, &copy.command, read_as, limits, slot, &[]) {
+            Ok(p) => Some(p),
+            Err(e @ StartError::Host(_)) => {
+                // The host's problem, not the player's: the game cannot be played fairly.
+                let msg = format!("player {name} could not start (a host problem): {e}");
+                log.note(&msg);
+                log.close();
+                outcome.host_problem = Some(msg.clone());
+                outcome.ending = Ending::Failed(msg);
+                return Err(());
+            }
+            Err(e) => {
+                log.note(&terminated(0, &e.to_string()));
+                log.note(&format!("could not start: {e}"));
+                outcome
+                    .warnings
+                    .push(format!("player {name} could not start: {e}"));
+                None
+            }
+        };
+        players.push(Proc {
+            name: name.clone(),
+            alive: process.is_some(),
+            process,
+            log,
+            reader: LineReader::default(),
+            timeout: pc.timeout,
+            paused_by_server: false,
+            budget: Some(copy.budget),
+        });
+    }
+    Ok(players)
 }
 
 fn make_dirs(root: &std::path::Path, logs: &std::path::Path) -> std::io::Result<()> {

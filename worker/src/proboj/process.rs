@@ -1,5 +1,6 @@
 //! One sandboxed process of a proboj game (the server or a player): started in the game folder
-//! with raw, non-blocking stdin/stdout/stderr pipes, extra readable folders, signals to its
+//! with raw, non-blocking stdin/stdout/stderr pipes, extra readable (and, for a player's private
+//! copy of its folder, writable) folders, signals to its
 //! process group, and a final kill-reap-verify step that returns its exit status.
 
 use std::os::fd::{AsRawFd, RawFd};
@@ -21,6 +22,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// Folders (or files) the process may read besides /usr and `cwd`.
     pub read: Vec<PathBuf>,
+    /// Folders the process may write (a player's private copy of its folder).
+    pub write: Vec<PathBuf>,
     pub limits: Limits,
 }
 
@@ -29,6 +32,8 @@ pub struct Launch {
 pub struct SandboxedProcess {
     proc_: Option<Process>,
     status: Option<i32>,
+    /// Started under a sandbox (a reaping init reports its status; see `has_exited`).
+    sandboxed: bool,
 }
 
 impl SandboxedProcess {
@@ -42,8 +47,15 @@ impl SandboxedProcess {
             extra
                 .read
                 .extend(launch.read.iter().filter(|p| p.exists()).cloned());
+            extra.write.extend(launch.write.iter().cloned());
         }
-        let env = game_env();
+        let mut env = game_env();
+        // As Go's exec does for a command with a working directory (the official runner's).
+        env.push((
+            "PWD".to_owned(),
+            // Cleaned lexically, as Go's `filepath.Abs` does.
+            normalize(&launch.cwd).to_string_lossy().into_owned(),
+        ));
         if cfg.effective_mode() != SandboxMode::Off {
             extra.exec.extend(interpreters(&launch.program, &env[0].1));
         }
@@ -64,6 +76,7 @@ impl SandboxedProcess {
         Ok(SandboxedProcess {
             proc_: Some(proc_),
             status: None,
+            sandboxed: cfg.effective_mode() != SandboxMode::Off,
         })
     }
 
@@ -106,6 +119,21 @@ impl SandboxedProcess {
             }
         }
         self.status.is_some()
+    }
+
+    /// Whether it has ended, without waiting. Sandboxed, its reaping init reports the status only
+    /// by a blocking read, so the question goes to its process group instead (through the
+    /// group's pidfd: gone once the process and what it left in its group have ended); the
+    /// status is read when it is finished. Unsandboxed, it is our child: a non-blocking wait.
+    pub fn has_exited(&mut self) -> bool {
+        if self.status.is_some() {
+            return true;
+        }
+        match &self.proc_ {
+            None => true,
+            Some(p) if self.sandboxed => !p.signal_group(0),
+            Some(_) => self.wait_exit(Duration::ZERO),
+        }
     }
 
     /// Kill every process of it now (does not wait).
@@ -168,7 +196,7 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The environment of every process of a game (PATH first): the runner's `PATH` and locale
 /// (`LANG`, `LANGUAGE`, `LC_*`), as the official runner, which passes its whole environment,
-/// would give them; nothing else (no farm setting, key or broker URL).
+/// would give them; nothing else (no farm setting, key or broker URL). `start` adds `PWD`.
 pub fn game_env() -> Vec<(String, String)> {
     let path = std::env::var("PATH")
         .ok()
@@ -184,6 +212,22 @@ pub fn game_env() -> Vec<(String, String)> {
         }
     }
     env
+}
+
+/// `path` with `.` and `..` removed without looking at the disk (as Go's `filepath.Clean`).
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The programs the kernel and `env` run for a `#!` script, which must be executable in the

@@ -281,7 +281,7 @@ impl Relay<'_> {
                     return self.answer(Status::Error, &[]);
                 };
                 let p = &mut self.table.players[i];
-                if !p.alive {
+                if !running(p) {
                     return self.answer(Status::Died, &[]);
                 }
                 // The official runner notes every message, `[proboj] ` when it has no comment.
@@ -290,9 +290,12 @@ impl Relay<'_> {
                 match write_player(p, &data, opts, stop) {
                     Ok(()) => self.answer(Status::Ok, &[]),
                     Err(PipeError::Stopped) => Err(PipeError::Stopped),
+                    // Its stdin is closed: DIED once it has exited, else the official runner's
+                    // failed write (ERROR); it is not dead while it runs.
+                    Err(PipeError::Closed) if !running(p) => self.answer(Status::Died, &[]),
                     Err(PipeError::Closed) => {
-                        mark_dead(p, "its stdin is closed");
-                        self.answer(Status::Died, &[])
+                        p.log.note("its stdin is closed (the write failed)");
+                        self.answer(Status::Error, &[])
                     }
                     Err(_) => {
                         p.log.note("killing process due to write timeout");
@@ -306,14 +309,14 @@ impl Relay<'_> {
                     return self.answer(Status::Error, &[]);
                 };
                 let p = &mut self.table.players[i];
-                if !p.alive {
+                if !running(p) {
                     return self.answer(Status::Died, &[]);
                 }
                 match read_player(p, opts, stop) {
                     Ok(lines) => self.answer(Status::Ok, &lines),
                     Err(PipeError::Stopped) => Err(PipeError::Stopped),
-                    // It was alive when asked and its stdout ended: the official runner's read
-                    // fails (ERROR); once it is known dead, a READ answers DIED.
+                    // It runs and its stdout ended: the official runner's read fails (ERROR),
+                    // at every READ until the process has exited (then DIED).
                     Err(PipeError::Closed) => self.answer(Status::Error, &[]),
                     Err(_) => self.answer(Status::Died, &[]),
                 }
@@ -327,26 +330,25 @@ impl Relay<'_> {
                     return self.answer(Status::Error, &[]);
                 };
                 let p = &mut self.table.players[i];
-                if !p.alive {
+                if !running(p) {
                     // Nothing left to kill, pause or resume: done (the official runner's OK).
                     return self.answer(Status::Ok, &[]);
                 }
-                let x = p.process.as_ref();
-                match kind {
-                    Kind::Kill => kill(p, "killed at the server's request (KILL PLAYER)"),
-                    Kind::Pause => {
-                        p.paused_by_server = true;
-                        if let Some(x) = x {
-                            x.signal(libc::SIGSTOP);
-                        }
+                match pause_change(kind, p.paused_by_server) {
+                    Change::Refused(why) => {
+                        p.log.note(why);
+                        return self.answer(Status::Error, &[]);
                     }
-                    Kind::Resume => {
-                        p.paused_by_server = false;
+                    Change::Kill => kill(p, "killed at the server's request (KILL PLAYER)"),
+                    Change::Paused(paused) => {
+                        p.paused_by_server = paused;
                         // In fair mode the player runs only while it is read or written to.
-                        if !opts.fair {
-                            if let Some(x) = x {
-                                x.signal(libc::SIGCONT);
-                            }
+                        let sig = match paused {
+                            true => Some(libc::SIGSTOP),
+                            false => (!opts.fair).then_some(libc::SIGCONT),
+                        };
+                        if let (Some(x), Some(sig)) = (p.process.as_ref(), sig) {
+                            x.signal(sig);
                         }
                     }
                 }
@@ -356,10 +358,42 @@ impl Relay<'_> {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
 enum Kind {
     Kill,
     Pause,
     Resume,
+}
+
+/// What KILL, PAUSE or RESUME does to a running player.
+#[derive(Debug, PartialEq, Eq)]
+enum Change {
+    Kill,
+    /// Paused by the server from now on (true) or not (false).
+    Paused(bool),
+    /// Answered ERROR, the reason noted in its log.
+    Refused(&'static str),
+}
+
+/// As the official runner: PAUSE of a player the server paused and RESUME of one it did not
+/// are refused (its `already paused` / `not paused` errors); KILL always goes ahead.
+fn pause_change(kind: Kind, paused: bool) -> Change {
+    match (kind, paused) {
+        (Kind::Kill, _) => Change::Kill,
+        (Kind::Pause, true) => Change::Refused("PAUSE refused: it is paused already"),
+        (Kind::Resume, false) => Change::Refused("RESUME refused: it is not paused"),
+        (Kind::Pause, false) => Change::Paused(true),
+        (Kind::Resume, true) => Change::Paused(false),
+    }
+}
+
+/// Whether the player still runs, as the official runner's `IsRunning`: false once farm killed
+/// it or its process has exited.
+fn running(p: &mut Proc) -> bool {
+    if p.alive && p.process.as_mut().is_none_or(|x| x.has_exited()) {
+        p.alive = false;
+    }
+    p.alive
 }
 
 /// Read one answer of a player (it runs only now in fair mode). Kills it on timeout.
@@ -391,6 +425,7 @@ fn read_player(
                     x.signal(libc::SIGSTOP);
                 }
             }
+            check_budget(p);
         }
         Err(PipeError::Timeout) => {
             p.log.note("killing process due to read timeout");
@@ -400,23 +435,33 @@ fn read_player(
             )
         }
         Err(PipeError::TooLong) => kill(p, "it sent too much without a `.` line (killed)"),
-        Err(PipeError::Closed) => mark_dead(p, "its stdout closed"),
+        // Not dead while it runs: READs answer ERROR until its process has exited.
+        Err(PipeError::Closed) => p.log.note("its stdout is closed (the read failed)"),
         Err(PipeError::Stopped) => {}
     }
     r
+}
+
+/// After a turn: a player whose private folder copy grew past its budget (its size at the start
+/// plus the player's scratch quota) is killed, as for any other limit it broke.
+fn check_budget(p: &mut Proc) {
+    let Some(over) = p.budget.as_ref().and_then(|b| b.exceeded()) else {
+        return;
+    };
+    let limit = p.budget.as_ref().map_or(0, |b| b.limit);
+    kill(
+        p,
+        &format!(
+            "its folder copy holds {over} bytes, more than its {limit} (the folder plus its \
+             scratch quota) (killed)"
+        ),
+    );
 }
 
 pub(super) fn kill(p: &mut Proc, why: &str) {
     p.log.note(why);
     if let Some(x) = &p.process {
         x.kill();
-    }
-    p.alive = false;
-}
-
-fn mark_dead(p: &mut Proc, why: &str) {
-    if p.alive {
-        p.log.note(why);
     }
     p.alive = false;
 }

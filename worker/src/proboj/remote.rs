@@ -108,9 +108,11 @@ pub fn build_package(
         .map(|g| super::config::normalize(&game_root.join(&g.gamefolder)))
         .collect();
     for cmd in std::iter::once(&config.server).chain(config.players.iter().map(|p| &p.command)) {
-        let mut own = cmd.folders.clone();
+        let mut own: Vec<PathBuf> = Vec::new();
         for d in &game_dirs {
-            for f in super::config::game_relative_folders(cmd, d) {
+            let c = cmd.for_game(d);
+            let game_relative = super::config::game_relative_folders(&c, d);
+            for f in c.folders.into_iter().chain(game_relative) {
                 if !own.contains(&f) {
                     own.push(f);
                 }

@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub stderr_cap: u64,
     /// Bytes a single message may hold.
     pub max_message: usize,
+    /// Bytes a player's folders may hold (each player works in a private copy of them per
+    /// game, see `copies`).
+    pub folder_limit: u64,
     pub verbose: bool,
 }
 
@@ -61,6 +64,7 @@ impl Default for RunOptions {
             server_timeout: None,
             stderr_cap: 64 << 20,
             max_message: 64 << 20,
+            folder_limit: super::copies::FOLDER_LIMIT,
             verbose: false,
         }
     }
@@ -106,6 +110,8 @@ pub(super) struct Proc {
     pub timeout: Duration,
     pub alive: bool,
     pub paused_by_server: bool,
+    /// How much a player's private folder copy may hold (None: the server).
+    pub budget: Option<super::copies::Budget>,
 }
 
 pub(super) struct Table {
