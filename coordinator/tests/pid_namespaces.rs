@@ -6,23 +6,17 @@
 //! nor signal pid 0 (its own process group: the script and the sentinel).
 
 mod common;
+mod neighbours;
 #[path = "../../sandbox/tests/common/support.rs"]
 mod support;
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{farm, replay_json};
+use common::farm;
+use neighbours::{descends_from, faults, BOTS};
 use sandbox::SandboxMode;
-
-const BOTS: [&str; 4] = [
-    "Base=bots/bomberman/baseline.cpp",
-    "Greedy=bots/bomberman/greedy.cpp",
-    "Random=bots/bomberman/random.cpp",
-    "Search=bots/bomberman/search.cpp",
-];
 
 /// The farm in the other pid namespace, the sentinel beside it in the script's process group.
 const SCRIPT: &str = r#"
@@ -48,42 +42,6 @@ fn has_bots(farm: u32) -> bool {
             .is_ok_and(|c| c.lines().any(|l| l.contains(":memory:/matchfarm/")));
         in_farm_cgroup && descends_from(pid, farm)
     })
-}
-
-fn descends_from(mut pid: u32, ancestor: u32) -> bool {
-    for _ in 0..8 {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // "pid (comm) state ppid ...": comm may hold spaces, so parse after the last ')'.
-        let Some(ppid) = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            return false;
-        };
-        if ppid == ancestor {
-            return true;
-        }
-        if ppid <= 1 {
-            return false;
-        }
-        pid = ppid;
-    }
-    false
-}
-
-/// Every fault recorded in a replay, as "kind turn: message".
-fn faults(replay: &Path) -> Vec<String> {
-    let r = replay_json(replay);
-    r["result"]["faults"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|fs| fs.as_array().into_iter().flatten())
-        .map(|f| format!("{} {}: {}", f["kind"], f["turn"], f["message"]))
-        .collect()
 }
 
 #[test]
