@@ -137,7 +137,7 @@ pub fn sweep(root: &Path, prefix: &str) -> usize {
                 if !try_lock(&lock) {
                     continue; // in use
                 }
-                if dir.exists() && std::fs::remove_dir_all(&dir).is_ok() {
+                if dir.exists() && remove_abandoned(&dir) {
                     swept += 1;
                 }
                 if !dir.exists() {
@@ -146,7 +146,7 @@ pub fn sweep(root: &Path, prefix: &str) -> usize {
             }
             Err(_) if !is_lock && dir.is_dir() => {
                 // No lock file: the creator always makes it first, so this is a leftover.
-                if std::fs::remove_dir_all(&dir).is_ok() {
+                if remove_abandoned(&dir) {
                     swept += 1;
                 }
             }
@@ -169,6 +169,13 @@ pub fn sweep_now_and_then(root: &Path, prefix: &str, every: Duration) -> usize {
         }
     }
     sweep(root, prefix)
+}
+
+/// Remove an abandoned folder: first detach what its dead owner left mounted below it (a
+/// [`crate::sized_tmpfs::SizedTmpfs`]), then the files.
+fn remove_abandoned(dir: &Path) -> bool {
+    crate::sized_tmpfs::detach_under(dir);
+    std::fs::remove_dir_all(dir).is_ok()
 }
 
 fn try_lock(f: &File) -> bool {

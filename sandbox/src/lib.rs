@@ -17,10 +17,13 @@
 //!   process group, empty environment, rlimits.
 //! * [`config`] (mode, limits, settings), [`host`] (what this host supports), [`error`] (the
 //!   fault boundary of a start: the host's problems against the program's own), [`folder`]
-//!   (self-healing private folders guarded by a flock).
+//!   (self-healing private folders guarded by a flock), [`sized_tmpfs`] (a size-limited tmpfs on
+//!   a folder of the farm's, for what untrusted code may write outside its scratch).
 //! * [`timing`]: the clocks a turn is measured with and what the replay records of them;
 //!   [`tokens`]: core tokens, so that no more bots think at once than the host has cores;
-//!   [`capture`]: the bounded head-and-tail capture of a bot's stderr.
+//!   [`hosttime`]: the CPU time the host itself took (hypervisor steal, interrupts), which
+//!   the fair clock does not charge; [`capture`]: the bounded head-and-tail capture of a bot's
+//!   stderr.
 //! * [`fdio`]: small safe wrappers of the fd syscalls (poll with a timeout, read, write, flock)
 //!   for the rest of the farm, which has no `unsafe` of its own.
 
@@ -34,10 +37,12 @@ pub mod fdio;
 pub mod folder;
 pub(crate) mod group;
 pub mod host;
+pub mod hosttime;
 pub mod lock;
 pub mod prepare;
 pub mod process;
 pub(crate) mod seccomp;
+pub mod sized_tmpfs;
 pub mod timing;
 pub mod tokens;
 pub(crate) mod uids;

@@ -200,6 +200,7 @@ fn proboj_processes_split_host_and_program_start_failures() {
         args: Vec::new(),
         cwd: dir.path().to_path_buf(),
         read: Vec::new(),
+        write: Vec::new(),
         limits: sandbox::Limits::default(),
     };
     let blocker = dir.path().join("a-file");
