@@ -133,10 +133,32 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
             .as_u64()
             .unwrap()
     };
-    // Each slow turn slept 3 s, so it drew at least ~2 s; the others drew nothing.
-    assert!(bank_after(1) <= 8_010_000, "{}", bank_after(1));
+    // The host time its slow turns were credited (bursts of steal or interrupts in a turn's
+    // last second, where a bot may sleep within its 1 s limit; see sandbox::hosttime).
+    let per_turn = r["result"]["timing"]["bot_0"]["per_turn"]
+        .as_array()
+        .unwrap();
+    let host = |t: u64| -> u64 {
+        per_turn
+            .iter()
+            .find(|p| p["turn"] == t)
+            .and_then(|p| p["late"]["host_us"].as_u64())
+            .unwrap_or(0)
+    };
+    // Each slow turn slept 3 s, so it drew ~2 s, less what the host was credited; the others
+    // drew nothing.
+    assert!(
+        bank_after(1) <= 8_010_000 + host(1),
+        "{} (host {})",
+        bank_after(1),
+        host(1)
+    );
     let left = lag_turns.last().unwrap()["bank_us"].as_u64().unwrap();
-    assert!(left <= 4_010_000 && left > 0, "bank left {left}");
+    let hosts = host(1) + host(2) + host(3);
+    assert!(
+        left <= 4_010_000 + hosts && left > 0,
+        "bank left {left} (host {hosts})"
+    );
     assert_eq!(left, bank_after(3), "no draw after the slow turns");
     // The quick bot never drew on its bank.
     let quick = clock["turns"][1].as_array().unwrap();

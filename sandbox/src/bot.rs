@@ -10,6 +10,7 @@
 
 mod classify;
 mod exchange;
+mod uncounted_wait;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -98,6 +99,8 @@ pub struct Bot {
     host_failure: Option<String>,
     /// Time charged for the last exchange (see [`Bot::last_charge`]).
     last_charge: Duration,
+    /// Keeps the host-time sampler running while this bot lives (fair clock only).
+    _host_time: Option<crate::hosttime::Enlisted>,
 }
 
 impl Bot {
@@ -159,6 +162,7 @@ impl Bot {
             oom_kills_at_start: classify::host_oom_kills(),
             host_failure: None,
             last_charge: Duration::ZERO,
+            _host_time: cfg.fair_clock.then(crate::hosttime::enlist),
         };
         if let Some(pid) = bot_pid {
             wait_until_blocked(pid, cfg.startup_grace);

@@ -136,11 +136,20 @@ pub fn assert_same_results(out: &Path, reference: &[Value]) {
         assert_eq!(
             key(g),
             key(r),
-            "match {} differs from the embedded run",
-            r["match"]
+            "match {} differs from the embedded run (its faults and where their turns' time \
+             went say whose they are):\n  this run: {}\n  embedded: {}",
+            r["match"],
+            brief(g),
+            brief(r)
         );
         assert!(!g["result"]["ranks"].is_null(), "no ranks in {g}");
     }
+}
+
+/// A result as a failed comparison shows it: at most 3000 characters of its JSON.
+fn brief(v: &Value) -> String {
+    let text = v.to_string();
+    text.chars().take(3000).collect()
 }
 
 pub struct Output {

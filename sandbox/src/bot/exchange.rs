@@ -3,11 +3,16 @@
 //!
 //! The deadline clock counts wall time from the first byte sent to the complete line, minus the
 //! time the bot's main thread was runnable but waiting for a core (its run-queue wait from
-//! `/proc/<pid>/schedstat`), so load from other processes on the host does not eat a bot's
-//! budget. A turn never lasts more than `max_wall_factor` deadlines of plain wall time. The
-//! time charged for the turn (what a time bank pays for past the turn's limit) is measured the
-//! same way and kept for the referee.
+//! `/proc/<pid>/schedstat`) and minus the host time its CPUs lost (hypervisor steal, interrupts:
+//! [`crate::hosttime`]), so load from other processes and from the host does not eat a bot's
+//! budget; never less than the CPU time the bot used ([`timing::fair_charge`]). A main thread
+//! still waiting for a core at the deadline is waited for, and the turn charged again with that
+//! wait (`uncounted_wait`). A turn never
+//! lasts more than `max_wall_factor` deadlines of plain wall time. The time charged for the turn
+//! (what a time bank pays for past the turn's limit) is measured the same way and kept for the
+//! referee.
 
+use std::cell::Cell;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -15,7 +20,15 @@ use shared::{Fault, FaultKind};
 
 use super::Bot;
 use crate::fdio::{self, PollFd};
-use crate::timing::{self, current_thread_waited_ns, LateTurn, TurnTiming};
+use crate::hosttime;
+use crate::timing::{self, current_thread_waited_ns, fair_charge, LateTurn, TurnTiming};
+
+/// How many times a turn past its deadline is charged again after its main thread, waiting for
+/// a core, was given one ([`Bot::uncounted_wait_ended`]).
+const MAX_RECHECKS: u32 = 4;
+
+/// How far past the deadline an answer that the loop saw in time may be read.
+const READ_GRACE: Duration = Duration::from_millis(1);
 
 /// Longest answer line accepted (without the line end).
 pub const MAX_LINE: usize = 256;
@@ -80,6 +93,9 @@ struct TurnClocks<'a> {
     limit: Duration,
     /// When the bot times out (the limit plus what its bank holds).
     deadline: Duration,
+    /// Host time lost during the turn, as last looked up (only past the limit: it costs a read
+    /// of /proc/stat).
+    host: Cell<Duration>,
 }
 
 enum Read {
@@ -148,6 +164,7 @@ impl Bot {
             waits: &waits,
             limit,
             deadline,
+            host: Cell::new(Duration::ZERO),
         };
         let result = self.turn_loop(turn, input, &clocks, &mut charge, &mut seen);
         self.pause();
@@ -156,7 +173,7 @@ impl Bot {
         let (bot_waited_ns, host_waited_ns) = waits.split(self);
         let cpu_ns = self.cpu_ns().saturating_sub(cpu0);
         let late = (wall >= limit || result.is_err())
-            .then(|| self.late_turn(main0, wall, seen))
+            .then(|| self.late_turn(main0, wall, clocks.host.get(), seen))
             .flatten();
         self.timing.record(TurnTiming {
             turn,
@@ -174,7 +191,13 @@ impl Bot {
 
     /// The wall-time breakdown of a turn that ran past its limit (None when the bot's main
     /// thread's clocks cannot be read, e.g. it is gone).
-    fn late_turn(&self, main0: MainStart, wall: Duration, seen: AtDeadline) -> Option<LateTurn> {
+    fn late_turn(
+        &self,
+        main0: MainStart,
+        wall: Duration,
+        host: Duration,
+        seen: AtDeadline,
+    ) -> Option<LateTurn> {
         let (cpu, waited) = self.runq.as_ref()?.read()?;
         let main_cpu_us = cpu.saturating_sub(main0.cpu_ns) / 1000;
         let main_waited_us = waited.saturating_sub(main0.waited_ns) / 1000;
@@ -184,6 +207,7 @@ impl Bot {
             main_waited_us,
             idle_us: wall_us.saturating_sub(main_cpu_us + main_waited_us),
             charged_us: self.last_charge.as_micros() as u64,
+            host_us: host.as_micros() as u64,
             unsent_bytes: seen.unsent,
             states: seen.states,
         })
@@ -206,17 +230,40 @@ impl Bot {
     }
 
     /// The time charged for an answer that arrived `elapsed` into the turn: plain wall time
-    /// within the limit, the fair measure past it, and always less than the deadline (the
-    /// answer was in time at the loop's last check; the microseconds until it was read are not
-    /// charged past the deadline).
-    fn answer_charge(&self, elapsed: Duration, c: &TurnClocks) -> Duration {
+    /// within the limit, the fair measure past it; None when that is past the deadline by more
+    /// than [`READ_GRACE`] (host time credited earlier in the turn may be taken back at the
+    /// answer: bursts the bot turned out to sleep through). Within the grace it is charged just
+    /// under the deadline: the answer was in time at the loop's last check, and the
+    /// microseconds until it was read are not the bot's.
+    fn answer_charge(&self, elapsed: Duration, c: &TurnClocks) -> Option<Duration> {
         let mut charged = elapsed;
         if elapsed >= c.limit && self.cfg.fair_clock {
-            let waited = Duration::from_nanos(c.waits.since(self));
-            let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(c.cpu0));
-            charged = elapsed.saturating_sub(waited).max(cpu).min(elapsed);
+            charged = self.fair_charge_now(elapsed, c);
         }
-        charged.min(c.deadline.saturating_sub(Duration::from_micros(1)))
+        (charged < c.deadline.saturating_add(READ_GRACE))
+            .then(|| charged.min(c.deadline.saturating_sub(Duration::from_micros(1))))
+    }
+
+    /// The fair charge of the turn so far ([`fair_charge`]), `elapsed` into it. The host's
+    /// time is looked up only when the waits alone do not bring the charge under the limit.
+    fn fair_charge_now(&self, elapsed: Duration, c: &TurnClocks) -> Duration {
+        let waited = Duration::from_nanos(c.waits.since(self));
+        let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(c.cpu0));
+        let mut charged = fair_charge(elapsed, waited, Duration::ZERO, cpu);
+        if charged >= c.limit {
+            let cpus: Vec<usize> = [
+                self.pid().and_then(hosttime::last_cpu),
+                hosttime::current_cpu(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let host =
+                hosttime::since(c.t0, &cpus).credited(cpu.saturating_add(waited), elapsed, c.limit);
+            c.host.set(host);
+            charged = fair_charge(elapsed, waited, host, cpu);
+        }
+        charged
     }
 
     fn turn_loop(
@@ -227,11 +274,13 @@ impl Bot {
         charge: &mut Option<Duration>,
         seen: &mut AtDeadline,
     ) -> Result<Vec<u8>, Fault> {
-        let (deadline, t0, cpu0, waits) = (c.deadline, c.t0, c.cpu0, c.waits);
+        let (deadline, t0) = (c.deadline, c.t0);
         let fault = |kind, detail: String| Fault { kind, turn, detail };
         let hard_cap = deadline * self.cfg.max_wall_factor.max(1);
         let mut written = 0usize;
         let mut stderr_open = true;
+        let mut rechecks = 0u32;
+        let mut answered_late = false;
         loop {
             if written < input.len() {
                 match self.write_stdin(&input[written..]) {
@@ -242,11 +291,22 @@ impl Bot {
             // Time left on the bot's clock.
             let elapsed = t0.elapsed();
             let mut charged = elapsed;
-            if elapsed >= deadline && self.cfg.fair_clock {
-                // Never less than the CPU time the bot itself used.
-                let waited = Duration::from_nanos(waits.since(self));
-                let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(cpu0));
-                charged = elapsed.saturating_sub(waited).max(cpu);
+            if (elapsed >= deadline && self.cfg.fair_clock) || answered_late {
+                charged = self.fair_charge_now(elapsed, c);
+                if answered_late {
+                    charged = charged.max(deadline);
+                }
+            }
+            if charged >= deadline
+                && !answered_late
+                && elapsed < hard_cap
+                && self.cfg.fair_clock
+                && rechecks < MAX_RECHECKS
+                && self.uncounted_wait_ended(t0 + hard_cap)
+            {
+                // It was waiting for a core at its deadline: charge it again with that wait.
+                rechecks += 1;
+                continue;
             }
             if charged >= deadline || elapsed >= hard_cap {
                 // At the wall-time cap the wall time is what the turn cost.
@@ -313,8 +373,13 @@ impl Bot {
                     Read::Nothing => {}
                     Read::Data => {
                         if let Some(line) = self.take_line(turn)? {
-                            *charge = Some(self.answer_charge(t0.elapsed(), c));
-                            return Ok(line);
+                            if let Some(charged) = self.answer_charge(t0.elapsed(), c) {
+                                *charge = Some(charged);
+                                return Ok(line);
+                            }
+                            // Past its time by the clock at the answer (the host's bursts
+                            // credited earlier in the turn were ones it slept through).
+                            answered_late = true;
                         }
                     }
                 }
