@@ -120,8 +120,12 @@ impl Process {
                 }
             }
             Some(fd) => {
+                // The init writes the status once, when the bot has ended: ask the pipe first,
+                // a read of it alone would wait for that.
+                let mut pfd = [PollFd::readable(fd.as_raw_fd())];
+                let ready = matches!(fdio::poll(&mut pfd, Duration::ZERO), Ok(n) if n > 0);
                 let mut buf = [0u8; 4];
-                if fdio::read(fd.as_raw_fd(), &mut buf).ok() == Some(4) {
+                if ready && fdio::read(fd.as_raw_fd(), &mut buf).ok() == Some(4) {
                     self.bot_status = Some(i32::from_ne_bytes(buf));
                 }
             }

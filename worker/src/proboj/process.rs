@@ -32,8 +32,6 @@ pub struct Launch {
 pub struct SandboxedProcess {
     proc_: Option<Process>,
     status: Option<i32>,
-    /// Started under a sandbox (a reaping init reports its status; see `has_exited`).
-    sandboxed: bool,
 }
 
 impl SandboxedProcess {
@@ -76,7 +74,6 @@ impl SandboxedProcess {
         Ok(SandboxedProcess {
             proc_: Some(proc_),
             status: None,
-            sandboxed: cfg.effective_mode() != SandboxMode::Off,
         })
     }
 
@@ -121,19 +118,12 @@ impl SandboxedProcess {
         self.status.is_some()
     }
 
-    /// Whether it has ended, without waiting. Sandboxed, its reaping init reports the status only
-    /// by a blocking read, so the question goes to its process group instead (through the
-    /// group's pidfd: gone once the process and what it left in its group have ended); the
-    /// status is read when it is finished. Unsandboxed, it is our child: a non-blocking wait.
+    /// Whether its main process has ended, without waiting (as the official runner's
+    /// `IsRunning`: what it started does not keep it running). Sandboxed, its reaping init
+    /// reports the main process's status as it ends (and then kills what it left); unsandboxed,
+    /// it is our child.
     pub fn has_exited(&mut self) -> bool {
-        if self.status.is_some() {
-            return true;
-        }
-        match &self.proc_ {
-            None => true,
-            Some(p) if self.sandboxed => !p.signal_group(0),
-            Some(_) => self.wait_exit(Duration::ZERO),
-        }
+        self.proc_.is_none() || self.wait_exit(Duration::ZERO)
     }
 
     /// Kill every process of it now (does not wait).
