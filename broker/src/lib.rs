@@ -15,7 +15,7 @@ use lapin::BasicProperties;
 
 pub use names::Names;
 pub use shutdown::Shutdown;
-pub use store::{Heartbeat, Store, StoreError};
+pub use store::{Heartbeat, Store, StoreError, WorkerState};
 
 /// Jobs a worker has tried this often (deaths, requeues) are dead-lettered as poison.
 pub const DELIVERY_LIMIT: i32 = 5;

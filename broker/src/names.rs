@@ -39,7 +39,7 @@ impl Names {
         }
     }
 
-    /// Declare every queue and exchange (idempotent; both sides call it with the same arguments).
+    /// Declare every queue and exchange (idempotent: the coordinator's side, at every start).
     pub async fn declare(&self, ch: &Channel) -> Result<(), BrokerError> {
         let durable = QueueDeclareOptions {
             durable: true,
@@ -99,6 +99,39 @@ impl Names {
                 name: self.results.clone(),
                 source,
             })?;
+        Ok(())
+    }
+
+    /// Check, without creating anything, that the tournament's queues and dead-letter exchange
+    /// exist (a worker's side: only the coordinator creates them, so a worker never brings back
+    /// the queues of a tournament that just ended). A missing one closes the channel (NOT_FOUND).
+    pub async fn check(&self, ch: &Channel) -> Result<(), BrokerError> {
+        let passive = QueueDeclareOptions {
+            passive: true,
+            ..Default::default()
+        };
+        ch.exchange_declare(
+            &self.dlx,
+            ExchangeKind::Fanout,
+            ExchangeDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .map_err(|source| BrokerError::DeclareExchange {
+            name: self.dlx.clone(),
+            source,
+        })?;
+        for q in [&self.jobs, &self.results] {
+            ch.queue_declare(q, passive, FieldTable::default())
+                .await
+                .map_err(|source| BrokerError::DeclareQueue {
+                    name: q.clone(),
+                    source,
+                })?;
+        }
         Ok(())
     }
 

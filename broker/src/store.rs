@@ -45,6 +45,20 @@ pub struct Heartbeat {
     /// Match numbers (with tournament prefix) being played now.
     pub current: Vec<String>,
     pub version: String,
+    /// What the worker is doing; absent in heartbeats of workers older than the field (ready).
+    #[serde(default)]
+    pub state: WorkerState,
+}
+
+/// A live worker's phase, as its heartbeat says.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkerState {
+    /// Taking jobs.
+    #[default]
+    Ready,
+    /// Running its self-test: takes no job yet.
+    SelfTest,
 }
 
 /// A connection to the farm's Redis (reconnects by itself).

@@ -21,14 +21,15 @@ fn cluster_run_equals_embedded() {
     assert_eq!(out.status, Some(0), "coordinator failed:\n{}", out.stderr);
     assert_same_results(&t.output(), &reference());
     assert!(
-        out.stderr.contains("live workers"),
+        out.stderr.contains("live worker"),
         "no worker view:\n{}",
         out.stderr
     );
     let logs = [w1.stop(), w2.stop()];
-    // Both workers took part.
+    // Both workers took part, and the tournament's end reads as normal (no broker error).
     for l in &logs {
         assert!(l.contains("ready"), "worker log:\n{l}");
+        assert!(!l.contains("ERROR"), "worker log:\n{l}");
     }
     t.assert_queues_gone();
 }
@@ -278,6 +279,113 @@ fn worker_refuses_jobs_of_another_referee_package() {
     assert!(
         summary.contains("MANIFEST digest"),
         "no reason in the report:\n{summary}"
+    );
+    t.assert_queues_gone();
+}
+
+/// A worker killed in the middle of a match while the jobs queue still holds jobs: its match is
+/// published again once its heartbeat expired, not only when the queue has drained (a long
+/// tournament's in-order log would stand still behind it until then).
+#[test]
+fn a_killed_workers_match_is_played_again_while_jobs_are_queued() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("holder", 6);
+    // Two bots that sleep 25 ms a turn: matches of several seconds, no timeout.
+    let slow = std::fs::read_to_string(root().join("bots/test/slow.cpp")).unwrap();
+    let slow = slow.replace("argc > 1 ? std::atoi(argv[1]) : 500", "25");
+    assert!(slow.contains("milliseconds(ms)") && !slow.contains(": 500"));
+    let bot = t.dir.path().join("slow25.cpp");
+    std::fs::write(&bot, slow).unwrap();
+    let (s1, s2) = (
+        format!("S1={}", bot.display()),
+        format!("S2={}", bot.display()),
+    );
+    let _steady = t.worker("steady", 1);
+    let mut victim = t.worker("victim", 1);
+    let total = 8;
+    let err = std::fs::File::create(t.dir.path().join("coordinator.err")).unwrap();
+    let child = std::process::Command::new(farm())
+        .current_dir(root())
+        .args(["run", "--bots", &s1, &s2, "--anchor", "S1", "--sizes", "2"])
+        .args(["--seeds", "4", "--seed", "7", "--workers", "2"])
+        .args(["--broker", BROKER, "--redis", &t.redis_url(), "--output"])
+        .arg(t.output())
+        .env("FARM_KEY", KEY)
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    let mut coord = Proc {
+        child: Some(child),
+        log: t.dir.path().join("coordinator.log"),
+    };
+    // Kill the victim once it has listed one job for 3 s (the coordinator, which looks every
+    // 2 s, has seen it hold the job).
+    let started = Instant::now();
+    let mut held: Option<(String, Instant)> = None;
+    let lost = loop {
+        assert!(coord.running(), "the run ended first:\n{}", coord.stderr());
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the victim held no job for 3 s:\n{}",
+            coord.stderr()
+        );
+        let now = t.held_by("victim").into_iter().next();
+        held = match (held, now) {
+            (Some((job, since)), Some(n)) if job == n => {
+                if since.elapsed() >= Duration::from_secs(3) {
+                    break job;
+                }
+                Some((job, since))
+            }
+            (_, Some(n)) => Some((n, Instant::now())),
+            (_, None) => None,
+        };
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    victim.kill9();
+    let killed = Instant::now();
+    let number = lost.rsplit('#').next().unwrap().to_string();
+    let (after, done_then) = loop {
+        let log = coord.stderr();
+        if log.contains("its heartbeat expired") {
+            break (killed.elapsed(), t.logged_rows());
+        }
+        assert!(coord.running(), "the run ended first:\n{log}");
+        assert!(
+            killed.elapsed() < Duration::from_secs(60),
+            "match {lost} not published again 60 s after its worker was killed:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!(
+        "match {lost} published again {:.1} s after its worker was killed, with {done_then}/{total} results logged",
+        after.as_secs_f64()
+    );
+    // Under the queue-empty rule the steady worker would have played nearly every other match
+    // first: at least 3 matches (the lost one among them) must still be unplayed.
+    assert!(
+        done_then + 3 <= total,
+        "published again only after {done_then}/{total} results:\n{}",
+        coord.stderr()
+    );
+    let out = coord.wait_limit(Duration::from_secs(400));
+    assert_eq!(out.status, Some(0), "the run failed:\n{}", out.stderr);
+    assert_eq!(t.logged_rows(), total, "{}", out.stderr);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("its heartbeat expired"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains(&format!("number={number}")) && line.contains("victim"),
+        "the republish names another match or worker than {lost}: {line}"
+    );
+    let results = std::fs::read_to_string(t.output().join("results.json")).unwrap();
+    assert!(
+        !results.contains("\"failed\"") && !results.contains("timeout"),
+        "{results}"
     );
     t.assert_queues_gone();
 }

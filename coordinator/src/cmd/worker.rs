@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use broker::Shutdown;
 use clap::Args;
-use worker::serve::{serve, ServeConfig};
+use worker::serve::{serve, Announcement, ServeConfig};
 
 use super::flags::{KeyArgs, SandboxArgs};
 use crate::botprep::BotPrep;
@@ -112,24 +112,28 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
         None => None,
     };
-    match prep.self_test() {
-        Ok(report) => println!("worker {id}: {report}"),
-        Err(e) => {
-            eprintln!("worker {id} takes no jobs: {e:#}");
-            return Ok(ExitCode::from(2));
-        }
-    }
-    let runner = prep.into_runner(id.clone());
     let cfg = ServeConfig {
         broker,
         redis,
         slots,
         key,
         scratch,
-        id,
+        id: id.clone(),
         manifest_digest,
         redelivered: Some(crate::metrics::global().redelivered.clone()),
     };
+    // Announced while it tests itself, so a coordinator counts it as starting, not missing.
+    let announced = runtime.block_on(async { Announcement::start(&cfg) });
+    let tested = prep.self_test();
+    runtime.block_on(announced.end(tested.is_ok()));
+    match tested {
+        Ok(report) => println!("worker {id}: {report}"),
+        Err(e) => {
+            eprintln!("worker {id} takes no jobs: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let runner = prep.into_runner(id);
     let stop = Shutdown::on_signals("taking no more jobs, finishing the matches in hand")
         .context("installing the SIGTERM/SIGINT handlers")?;
     runtime.block_on(serve(cfg, runner, stop))?;

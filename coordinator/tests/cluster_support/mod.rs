@@ -204,6 +204,23 @@ impl Farm {
         keys.len()
     }
 
+    /// The jobs (`<tournament>#<number>`) worker `id` of this farm lists in its live
+    /// heartbeat; empty when it has none.
+    pub fn held_by(&self, id: &str) -> Vec<String> {
+        let json: Option<String> = redis::cmd("GET")
+            .arg(format!("farm:worker:{}-{id}", self.name))
+            .query(&mut self.redis())
+            .unwrap();
+        json.and_then(|j| serde_json::from_str::<Value>(&j).ok())
+            .and_then(|v| v["current"].as_array().cloned())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn plant_artifact(&self, file: &str, bytes: &[u8]) {
         let real = std::fs::read(root().join(file)).unwrap();
         let sha = shared::manifest::sha256_hex(&real);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
-use broker::{backoff, Heartbeat, Shutdown, Store, WORKER_VERSION};
+use broker::{backoff, Heartbeat, Shutdown, Store, WorkerState, WORKER_VERSION};
 use shared::codec::FarmKey;
 
 use crate::job::JobRunner;
@@ -112,24 +112,80 @@ impl Ctx {
 
     /// Write the heartbeat now (also called right after taking a job, before acking it).
     async fn beat(&self) {
-        let hb = Heartbeat {
-            id: self.cfg.id.clone(),
-            host: broker::hostname(),
-            slots: self.cfg.slots,
-            current: self
-                .current
-                .lock()
-                .map(|c| c.iter().cloned().collect())
-                .unwrap_or_default(),
-            version: format!(
-                "{WORKER_VERSION} referees {}",
-                crate::job::supported_versions().join(" ")
-            ),
-        };
+        let current = self
+            .current
+            .lock()
+            .map(|c| c.iter().cloned().collect())
+            .unwrap_or_default();
+        let hb = heartbeat(&self.cfg, WorkerState::Ready, current);
         if let Err(e) = self.store.heartbeat(&hb).await {
             tracing::warn!("heartbeat failed: {}", Chain(&e));
         }
     }
+}
+
+fn heartbeat(cfg: &ServeConfig, state: WorkerState, current: Vec<String>) -> Heartbeat {
+    Heartbeat {
+        id: cfg.id.clone(),
+        host: broker::hostname(),
+        slots: cfg.slots,
+        current,
+        version: format!(
+            "{WORKER_VERSION} referees {}",
+            crate::job::supported_versions().join(" ")
+        ),
+        state,
+    }
+}
+
+/// A worker still in its self-test, announced by a heartbeat in state `self-test` (no job is
+/// taken), so the coordinator's view counts it as starting rather than missing. Renewed until
+/// [`Announcement::end`]; Redis out of reach only means it is not announced.
+pub struct Announcement {
+    task: tokio::task::JoinHandle<()>,
+    redis: String,
+    id: String,
+}
+
+impl Announcement {
+    /// Start announcing (on the caller's runtime).
+    pub fn start(cfg: &ServeConfig) -> Announcement {
+        let hb = heartbeat(cfg, WorkerState::SelfTest, Vec::new());
+        let redis = cfg.redis.clone();
+        let task = tokio::spawn(async move {
+            let Some(store) = connect_briefly(&redis).await else {
+                return;
+            };
+            loop {
+                let _ = store.heartbeat(&hb).await;
+                tokio::time::sleep(BEAT_EVERY).await;
+            }
+        });
+        Announcement {
+            task,
+            redis: cfg.redis.clone(),
+            id: cfg.id.clone(),
+        }
+    }
+
+    /// Stop announcing; a worker that will not serve (`serving` false) withdraws its heartbeat.
+    pub async fn end(self, serving: bool) {
+        self.task.abort();
+        let _ = self.task.await;
+        if !serving {
+            if let Some(store) = connect_briefly(&self.redis).await {
+                let _ = store.drop_heartbeat(&self.id).await;
+            }
+        }
+    }
+}
+
+/// Redis within 5 s, or None.
+async fn connect_briefly(redis: &str) -> Option<Store> {
+    tokio::time::timeout(Duration::from_secs(5), Store::connect(redis))
+        .await
+        .ok()?
+        .ok()
 }
 
 /// Run the worker until `stop` (SIGTERM/SIGINT for `farm worker`), then finish the matches in

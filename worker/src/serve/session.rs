@@ -7,6 +7,7 @@
 //! listed. A session ends with Ok after a
 //! graceful stop, with a [`SessionError`] when the connection broke (the caller reconnects).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,7 +37,7 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
     let conn = connect(&ctx.cfg.broker).await?;
     let mut ch = open_channel(&conn).await?;
     tracing::info!("connected to the broker");
-    let mut served: Vec<Names> = Vec::new();
+    let mut following = Following::default();
     let mut listed = Instant::now() - Duration::from_secs(60);
     let mut turn = 0usize;
     loop {
@@ -56,11 +57,12 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
         }
         if listed.elapsed() >= Duration::from_millis(500) {
             listed = Instant::now();
-            refresh(&ctx, &ch, &mut served).await?;
+            refresh(&ctx, &mut ch, &conn, &mut following).await?;
         }
         let mut took = false;
         if let Ok(permit) = ctx.slots.clone().try_acquire_owned() {
-            if let Some(job) = take(&ctx, &mut ch, &conn, &mut served, &mut turn).await? {
+            let served = &mut following.served;
+            if let Some(job) = take(&ctx, &mut ch, &conn, served, &mut turn).await? {
                 tasks.spawn(play(ctx.clone(), job, permit));
                 took = true;
             }
@@ -76,8 +78,21 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
     }
 }
 
-/// Follow the tournaments announced in Redis: declare the queues of new ones, drop ended ones.
-async fn refresh(ctx: &Ctx, ch: &Channel, served: &mut Vec<Names>) -> Result<()> {
+/// How long a tournament announced in Redis whose queues are not on the broker (it just ended,
+/// or its queues were removed by hand) is left alone before it is checked again.
+const GONE_RECHECK: Duration = Duration::from_secs(10);
+
+/// The tournaments a session follows: those served, and those found without queues (by when).
+#[derive(Default)]
+struct Following {
+    served: Vec<Names>,
+    gone: HashMap<String, Instant>,
+}
+
+/// Follow the tournaments announced in Redis: check that the queues of new ones exist (only
+/// the coordinator creates them), drop ended ones. A missing queue closes the channel: open
+/// another and leave that tournament alone for [`GONE_RECHECK`].
+async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Following) -> Result<()> {
     let tids = match ctx.store.tournaments().await {
         Ok(t) => t,
         Err(e) => {
@@ -85,17 +100,40 @@ async fn refresh(ctx: &Ctx, ch: &Channel, served: &mut Vec<Names>) -> Result<()>
             return Ok(());
         }
     };
-    served.retain(|n| tids.contains(&n.tournament));
+    f.served.retain(|n| tids.contains(&n.tournament));
+    f.gone
+        .retain(|t, since| tids.contains(t) && since.elapsed() < GONE_RECHECK);
     for tid in tids {
-        if served.iter().any(|n| n.tournament == tid) {
+        if f.served.iter().any(|n| n.tournament == tid) || f.gone.contains_key(&tid) {
             continue;
         }
         let names = Names::for_tournament(&tid);
-        names.declare(ch).await?;
-        tracing::info!(queue = %names.jobs, "serving tournament");
-        served.push(names);
+        match names.check(ch).await {
+            Ok(()) => {
+                tracing::info!(queue = %names.jobs, "serving tournament");
+                f.served.push(names);
+            }
+            Err(e) if not_found(&e) => {
+                tracing::info!(tournament = %tid, "announced, but its queues are gone (it ended); not served");
+                f.gone.insert(tid, Instant::now());
+                *ch = open_channel(conn).await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
+}
+
+/// True when the broker answered NOT_FOUND (a queue or exchange that does not exist).
+fn not_found(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if e.to_string().contains("NOT_FOUND") {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// Take at most one job from the served queues (round robin). A queue deleted under us (its
@@ -115,7 +153,7 @@ async fn take(
         let msg = match got {
             Ok(Some(m)) => m,
             Ok(None) => continue,
-            Err(e) if e.to_string().contains("NOT_FOUND") => {
+            Err(e) if not_found(&e) => {
                 tracing::info!(queue = %served[k].jobs, "tournament queue gone");
                 served.remove(k);
                 *ch = open_channel(conn).await?;

@@ -10,7 +10,8 @@
 //!
 //! Workers take a job off the queue when they start it, so the broker's consumer timeout never
 //! ends a long match; the jobs they hold are in their heartbeats, and [`super::watch`]
-//! publishes again any job no live worker holds while the queue is empty. At start the
+//! publishes again a job whose holder's heartbeat expired (whatever is still queued), or a job
+//! never seen held that no live worker holds while the queue is empty. At start the
 //! tournament's ownership lease is taken (one coordinator per tournament) and its completed set
 //! is reset to what this coordinator's log holds, so nothing of an earlier run is inherited.
 
@@ -388,15 +389,22 @@ impl RabbitMq {
         Ok(())
     }
 
-    /// Delete the tournament's queues and Redis bookkeeping (after the run is complete).
+    /// Delete the tournament's queues and Redis bookkeeping (after the run is complete). The
+    /// tournament leaves Redis first and its queues [`WORKERS_LET_GO`] later, so that workers
+    /// (which look every 500 ms) stop asking its queue before it is gone: an ended tournament
+    /// reads as normal in their logs, not as a broker error.
     pub async fn cleanup(&mut self) -> Result<()> {
         self.spec.store.forget(&self.spec.tournament).await?;
         if let Some(l) = &self.link {
+            tokio::time::sleep(WORKERS_LET_GO).await;
             self.names.delete(&l.ch).await?;
         }
         Ok(())
     }
 }
+
+/// How long a finished tournament's queues outlive its announcement in Redis.
+const WORKERS_LET_GO: Duration = Duration::from_millis(1500);
 
 impl Transport for RabbitMq {
     async fn publish(&mut self, job: Job) -> Result<()> {

@@ -9,7 +9,7 @@ use lapin::options::*;
 use lapin::types::FieldTable;
 
 use super::{Event, RabbitMq, OWNER_TTL};
-use crate::transport::watch::{self, Verdict};
+use crate::transport::watch::{Cause, Fleet, Verdict};
 
 impl RabbitMq {
     /// Take the tournament's ownership lease, waiting out the lease of a coordinator that was
@@ -103,8 +103,8 @@ impl RabbitMq {
         Ok(())
     }
 
-    /// Publish again the jobs that no live worker holds while the queue is empty (see
-    /// [`watch`]); report failed the ones lost too often. Skipped while Redis or the broker
+    /// Publish again the jobs lost with their workers (see [`crate::transport::watch`]); report
+    /// failed the ones lost too often. Skipped while Redis or the broker
     /// cannot be asked (nothing is concluded from missing information).
     async fn watch_lost(&mut self) -> Result<()> {
         if self.unanswered.is_empty() {
@@ -138,29 +138,39 @@ impl RabbitMq {
                 return Ok(());
             }
         };
-        let held = watch::held_numbers(
+        let fleet = Fleet::of(
             &self.spec.tournament,
             workers
                 .iter()
-                .flat_map(|w| w.current.iter().map(|s| s.as_str())),
-        );
-        let verdicts = self.watch.observe(
-            Instant::now(),
-            self.unanswered.keys().copied(),
-            &held,
+                .map(|w| (w.id.as_str(), w.current.iter().map(String::as_str))),
             queued,
         );
+        let verdicts = self
+            .watch
+            .observe(Instant::now(), self.unanswered.keys().copied(), &fleet);
         for v in verdicts {
             match v {
-                Verdict::Republish { number, losses } => {
+                Verdict::Republish {
+                    number,
+                    losses,
+                    cause,
+                } => {
                     let Some(job) = self.unanswered.get(&number).cloned() else {
                         continue;
                     };
-                    tracing::warn!(
-                        number,
-                        losses,
-                        "match lost with its worker (no live worker holds it, the queue is empty); publishing it again"
-                    );
+                    match &cause {
+                        Cause::HolderGone(worker) => tracing::warn!(
+                            number,
+                            losses,
+                            worker = worker.as_str(),
+                            "match lost with its worker (its heartbeat expired and no live worker holds it); publishing it again"
+                        ),
+                        _ => tracing::warn!(
+                            number,
+                            losses,
+                            "match lost with its worker (no live worker holds it, the queue is empty); publishing it again"
+                        ),
+                    }
                     crate::metrics::global().retried.inc();
                     if let Err(e) = self
                         .spec
@@ -172,7 +182,7 @@ impl RabbitMq {
                     }
                     self.send(&job).await?;
                 }
-                Verdict::Fail { number, losses } => {
+                Verdict::Fail { number, losses, .. } => {
                     let reason = format!(
                         "lost {losses} times: every worker that took it died or vanished before its result arrived"
                     );
@@ -184,21 +194,51 @@ impl RabbitMq {
         Ok(())
     }
 
-    /// "cluster: 2 live workers (...); 12 jobs in flight".
+    /// "cluster: 2 live workers [...], 1 in its self-test [...]; 12 matches in flight".
     pub async fn view(&self) -> String {
         let workers = self.spec.store.workers().await.unwrap_or_default();
-        crate::metrics::global().workers.set(workers.len() as i64);
-        let list: Vec<String> = workers
+        let (ready, testing): (Vec<_>, Vec<_>) = workers
             .iter()
-            .map(|w| format!("{}@{} {}/{} busy", w.id, w.host, w.current.len(), w.slots))
-            .collect();
-        format!(
-            "cluster: {} live workers [{}]; {} matches in flight",
-            workers.len(),
-            list.join(", "),
-            self.unanswered.len()
-        )
+            .partition(|w| w.state == broker::WorkerState::Ready);
+        crate::metrics::global().workers.set(ready.len() as i64);
+        fleet_line(&ready, &testing, self.unanswered.len())
     }
+}
+
+/// `cluster: 2 live workers [a@h 1/1 busy, b@h 0/1 busy], 1 in its self-test [c@h]; 3 matches
+/// in flight`.
+fn fleet_line(
+    ready: &[&broker::Heartbeat],
+    testing: &[&broker::Heartbeat],
+    flying: usize,
+) -> String {
+    let list: Vec<String> = ready
+        .iter()
+        .map(|w| format!("{}@{} {}/{} busy", w.id, w.host, w.current.len(), w.slots))
+        .collect();
+    let plural = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let mut line = format!(
+        "cluster: {} live {} [{}]",
+        ready.len(),
+        plural(ready.len(), "worker", "workers"),
+        list.join(", ")
+    );
+    if !testing.is_empty() {
+        let names: Vec<String> = testing
+            .iter()
+            .map(|w| format!("{}@{}", w.id, w.host))
+            .collect();
+        line += &format!(
+            ", {} in {} self-test [{}]",
+            testing.len(),
+            plural(testing.len(), "its", "their"),
+            names.join(", ")
+        );
+    }
+    line + &format!(
+        "; {flying} {} in flight",
+        plural(flying, "match", "matches")
+    )
 }
 
 /// Who holds a tournament: `host:pid:random`, unique per coordinator process.
@@ -225,5 +265,43 @@ fn holder_is_dead(holder: &str) -> bool {
         Ok(p) if p == std::process::id() => true,
         Ok(p) => !std::path::Path::new(&format!("/proc/{p}")).exists(),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hb(id: &str, state: broker::WorkerState, busy: usize) -> broker::Heartbeat {
+        broker::Heartbeat {
+            id: id.into(),
+            host: "h".into(),
+            slots: 2,
+            current: (0..busy).map(|n| format!("t#{n}")).collect(),
+            version: "v".into(),
+            state,
+        }
+    }
+
+    #[test]
+    fn the_fleet_line_counts_workers_in_their_self_test_apart() {
+        use broker::WorkerState::{Ready, SelfTest};
+        let (a, b, c) = (
+            hb("a", Ready, 1),
+            hb("b", SelfTest, 0),
+            hb("c", SelfTest, 0),
+        );
+        assert_eq!(
+            fleet_line(&[&a], &[&b], 1),
+            "cluster: 1 live worker [a@h 1/2 busy], 1 in its self-test [b@h]; 1 match in flight"
+        );
+        assert_eq!(
+            fleet_line(&[&a, &a], &[&b, &c], 3),
+            "cluster: 2 live workers [a@h 1/2 busy, a@h 1/2 busy], 2 in their self-test [b@h, c@h]; 3 matches in flight"
+        );
+        assert_eq!(
+            fleet_line(&[], &[], 0),
+            "cluster: 0 live workers []; 0 matches in flight"
+        );
     }
 }
