@@ -38,12 +38,43 @@ pub enum FarmKind {
     },
 }
 
+/// The running farm thread: [`Running::stop`] ends it the way a finished tournament ends (its
+/// queues and dead-letter exchange deleted from the broker), instead of leaving them behind
+/// when the process exits under it.
+pub struct Running {
+    stop: Option<oneshot::Sender<()>>,
+    done: oneshot::Receiver<()>,
+}
+
+impl Running {
+    /// Stop the farm: games still waiting are answered [`FarmError::WorkersStopped`], the
+    /// transport shuts down (a cluster's queues are deleted). Waits at most `limit`.
+    pub async fn stop(mut self, limit: Duration) -> Result<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        match tokio::time::timeout(limit, &mut self.done).await {
+            Ok(_) => Ok(()),
+            Err(_) => anyhow::bail!(
+                "the ladder's farm did not stop within {} s; its broker queues may be left",
+                limit.as_secs()
+            ),
+        }
+    }
+}
+
 /// Starts the transport and the dispatcher on a thread of their own (the transport's futures
 /// need not be `Send`), answering the games asked of the returned handle (each waits at most
-/// `timeout`); returns once the transport is up.
-pub async fn start(kind: FarmKind, code: Arc<CodeFolder>, timeout: Duration) -> Result<Farm> {
+/// `timeout`) until [`Running::stop`]; returns once the transport is up.
+pub async fn start(
+    kind: FarmKind,
+    code: Arc<CodeFolder>,
+    timeout: Duration,
+) -> Result<(Farm, Running)> {
     let (farm, requests) = Farm::channel(timeout);
     let (ready_tx, ready_rx) = oneshot::channel::<Result<String>>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
     std::thread::Builder::new()
         .name("ladder-farm".into())
         .spawn(move || {
@@ -57,14 +88,19 @@ pub async fn start(kind: FarmKind, code: Arc<CodeFolder>, timeout: Duration) -> 
                     return;
                 }
             };
-            rt.block_on(run_farm(kind, code, requests, ready_tx));
+            rt.block_on(run_farm(kind, code, requests, ready_tx, stop_rx));
+            let _ = done_tx.send(());
         })
         .context("starting the ladder's farm thread")?;
     let describe = ready_rx
         .await
         .context("the ladder's farm thread stopped while starting")??;
     tracing::info!(farm = %describe, "ladder farm up");
-    Ok(farm.describing(describe))
+    let running = Running {
+        stop: Some(stop_tx),
+        done: done_rx,
+    };
+    Ok((farm.describing(describe), running))
 }
 
 fn job(tournament: &str, number: u64, req: &GameRequest) -> Job {
@@ -104,13 +140,14 @@ async fn run_farm(
     code: Arc<CodeFolder>,
     rx: GameRequests,
     ready: oneshot::Sender<Result<String>>,
+    stop: oneshot::Receiver<()>,
 ) {
     match kind {
         FarmKind::Embedded { workers, runner } => {
             let window = (workers * 4).max(8);
             let t = Embedded::start(workers, window, Arc::new(*runner), code);
             let _ = ready.send(Ok(t.describe()));
-            dispatch(t, rx, window, "ladder".into(), None).await;
+            dispatch(t, rx, stop, window, "ladder".into(), None).await;
         }
         FarmKind::Cluster {
             broker,
@@ -138,7 +175,7 @@ async fn run_farm(
             match up.await {
                 Ok((t, uploads)) => {
                     let _ = ready.send(Ok(t.describe()));
-                    dispatch(t, rx, 256, tournament, Some((uploads, code))).await;
+                    dispatch(t, rx, stop, 256, tournament, Some((uploads, code))).await;
                 }
                 Err(e) => {
                     let _ = ready.send(Err(e.context("starting the ladder's cluster farm")));
@@ -172,10 +209,12 @@ async fn upload(
 /// Keeps at most `window` jobs in flight (so publishing never blocks the report side) through
 /// the one dispatcher, and routes each report to its waiter by job number once the game
 /// boundary has held it to its job. Numbers start at this process's start time in
-/// microseconds, so a stale report of an earlier process never matches a waiting job.
+/// microseconds, so a stale report of an earlier process never matches a waiting job. Ends when
+/// `stop` fires (or its sender is gone), or when the handles are gone and nothing waits.
 async fn dispatch<T: Transport>(
     transport: T,
     mut rx: GameRequests,
+    mut stop: oneshot::Receiver<()>,
     window: usize,
     tournament: String,
     uploads: Option<(Store, Arc<CodeFolder>)>,
@@ -206,6 +245,16 @@ async fn dispatch<T: Transport>(
             break;
         }
         tokio::select! {
+            _ = &mut stop => {
+                tracing::info!(waiting = waiting.len(), "the ladder's farm stops");
+                for (_, w) in waiting.drain() {
+                    w.send(Err(FarmError::WorkersStopped));
+                }
+                for r in backlog.drain(..) {
+                    r.reply.send(Err(FarmError::WorkersStopped));
+                }
+                break;
+            }
             req = rx.recv(), if open => match req {
                 Some(r) => backlog.push_back(r),
                 None => open = false,

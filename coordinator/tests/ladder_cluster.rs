@@ -1,6 +1,7 @@
 //! The ladder on a cluster: `farm ladder serve --broker --redis` publishes its games (smoke tests
 //! and challenges) as jobs to RabbitMQ, a separate `farm worker` process plays them with the code
-//! fetched from Redis, and the results come back through the same API as on the embedded farm.
+//! fetched from Redis, and the results come back through the same API as on the embedded farm;
+//! a SIGTERM with the worker connected leaves nothing of the ladder on the broker.
 //!
 //! Needs RabbitMQ (127.0.0.1:5672) and Redis (127.0.0.1:6379, database 15 is this test's);
 //! skipped with a printed reason without them, unless FARM_REQUIRE_BROKER=1.
@@ -32,7 +33,7 @@ fn ladder_games_run_on_cluster_workers() {
     // group (.config/nextest.toml).
     let dir = tempfile::tempdir().unwrap();
     let name = format!("ladder-test-{}", std::process::id());
-    let mut worker = Command::new(env!("CARGO_BIN_EXE_farm"))
+    let worker = Command::new(env!("CARGO_BIN_EXE_farm"))
         .current_dir(dir.path())
         .args([
             "worker", "--broker", BROKER, "--redis", REDIS, "--slots", "2",
@@ -46,6 +47,8 @@ fn ladder_games_run_on_cluster_workers() {
         .stdout(Stdio::null())
         .spawn()
         .expect("farm worker starts");
+    // Killed when the test ends, also when it fails: no worker outlives its scratch folder.
+    let worker = KillOnDrop(worker);
     let l = Ladder::start(
         Backend::Sqlite,
         Opts {
@@ -98,8 +101,53 @@ fn ladder_games_run_on_cluster_workers() {
         .unwrap();
     assert_eq!(n, 1, "osc's code is a Redis artifact");
 
+    // SIGTERM with the worker still connected: the ladder's queues and dead-letter exchange
+    // go with it, as a finished tournament's do.
+    let mut l = l;
+    let prefix = broker::Names::for_tournament(&name)
+        .jobs
+        .trim_end_matches(".jobs")
+        .to_string();
+    assert!(
+        broker_names("list_queues")
+            .iter()
+            .any(|q| q.starts_with(&prefix)),
+        "no queue {prefix}.* while the ladder serves"
+    );
+    l.stop();
+    for what in ["list_queues", "list_exchanges"] {
+        let left: Vec<String> = broker_names(what)
+            .into_iter()
+            .filter(|q| q.starts_with(&prefix))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "left on the broker after SIGTERM: {left:?}"
+        );
+    }
     drop(l);
-    let _ = worker.kill();
-    let _ = worker.wait();
+    drop(worker);
     let _: () = redis::cmd("FLUSHDB").query(&mut redis).unwrap();
+}
+
+/// The names `rabbitmqctl <what> name` lists (queues or exchanges of the default vhost).
+fn broker_names(what: &str) -> Vec<String> {
+    let out = Command::new("rabbitmqctl")
+        .args([what, "name", "--quiet", "--no-table-headers"])
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(out.status.success(), "rabbitmqctl {what} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

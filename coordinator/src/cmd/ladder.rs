@@ -19,6 +19,9 @@ use super::flags::{KeyArgs, SandboxArgs};
 use crate::botprep::BotPrep;
 use crate::ladder_farm::{self, FarmKind};
 
+/// How long a stopping ladder waits for its farm to delete its broker queues.
+const FARM_STOP: Duration = Duration::from_secs(20);
+
 #[derive(Args, Debug)]
 pub struct LadderArgs {
     #[command(subcommand)]
@@ -208,8 +211,13 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                 .context("installing the SIGTERM/SIGINT handlers")?;
             runtime.block_on(async move {
                 let server = Server::open(cfg).await?;
-                let farm = ladder_farm::start(kind()?, server.code(), timeout).await?;
-                server.serve(farm, async move { stop.wait().await }).await?;
+                let (farm, running) = ladder_farm::start(kind()?, server.code(), timeout).await?;
+                let served = server.serve(farm, async move { stop.wait().await }).await;
+                // Whatever ended serving, the farm ends as a tournament does (queues deleted).
+                if let Err(e) = running.stop(FARM_STOP).await {
+                    tracing::warn!("{e:#}");
+                }
+                served?;
                 anyhow::Ok(())
             })?;
             Ok(ExitCode::SUCCESS)
