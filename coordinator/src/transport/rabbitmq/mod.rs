@@ -390,7 +390,7 @@ impl RabbitMq {
     }
 
     /// Delete the tournament's queues and Redis bookkeeping (after the run is complete). The
-    /// tournament leaves Redis first and its queues [`WORKERS_LET_GO`] later, so that workers
+    /// tournament leaves Redis first and its queues 1.5 s later (`WORKERS_LET_GO`), so that workers
     /// (which look every 500 ms) stop asking its queue before it is gone: an ended tournament
     /// reads as normal in their logs, not as a broker error.
     pub async fn cleanup(&mut self) -> Result<()> {
