@@ -41,30 +41,8 @@ impl Names {
 
     /// Declare every queue and exchange (idempotent: the coordinator's side, at every start).
     pub async fn declare(&self, ch: &Channel) -> Result<(), BrokerError> {
-        let durable = QueueDeclareOptions {
-            durable: true,
-            ..Default::default()
-        };
-        ch.exchange_declare(
-            &self.dlx,
-            ExchangeKind::Fanout,
-            ExchangeDeclareOptions {
-                durable: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .map_err(|source| BrokerError::DeclareExchange {
-            name: self.dlx.clone(),
-            source,
-        })?;
-        ch.queue_declare(&self.dlq, durable, quorum())
-            .await
-            .map_err(|source| BrokerError::DeclareQueue {
-                name: self.dlq.clone(),
-                source,
-            })?;
+        self.exchange(ch, false).await?;
+        queue(ch, &self.dlq, false, quorum()).await?;
         ch.queue_bind(
             &self.dlq,
             &self.dlx,
@@ -87,52 +65,39 @@ impl Names {
             "x-dead-letter-exchange".into(),
             AMQPValue::LongString(LongString::from(self.dlx.as_bytes().to_vec())),
         );
-        ch.queue_declare(&self.jobs, durable, jobs)
-            .await
-            .map_err(|source| BrokerError::DeclareQueue {
-                name: self.jobs.clone(),
-                source,
-            })?;
-        ch.queue_declare(&self.results, durable, quorum())
-            .await
-            .map_err(|source| BrokerError::DeclareQueue {
-                name: self.results.clone(),
-                source,
-            })?;
-        Ok(())
+        queue(ch, &self.jobs, false, jobs).await?;
+        queue(ch, &self.results, false, quorum()).await
     }
 
     /// Check, without creating anything, that the tournament's queues and dead-letter exchange
     /// exist (a worker's side: only the coordinator creates them, so a worker never brings back
     /// the queues of a tournament that just ended). A missing one closes the channel (NOT_FOUND).
     pub async fn check(&self, ch: &Channel) -> Result<(), BrokerError> {
-        let passive = QueueDeclareOptions {
-            passive: true,
+        self.exchange(ch, true).await?;
+        for q in [&self.jobs, &self.results] {
+            queue(ch, q, true, FieldTable::default()).await?;
+        }
+        Ok(())
+    }
+
+    /// Declare the dead-letter exchange (`passive`: only check that it exists).
+    async fn exchange(&self, ch: &Channel, passive: bool) -> Result<(), BrokerError> {
+        let options = ExchangeDeclareOptions {
+            durable: !passive,
+            passive,
             ..Default::default()
         };
         ch.exchange_declare(
             &self.dlx,
             ExchangeKind::Fanout,
-            ExchangeDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
+            options,
             FieldTable::default(),
         )
         .await
         .map_err(|source| BrokerError::DeclareExchange {
             name: self.dlx.clone(),
             source,
-        })?;
-        for q in [&self.jobs, &self.results] {
-            ch.queue_declare(q, passive, FieldTable::default())
-                .await
-                .map_err(|source| BrokerError::DeclareQueue {
-                    name: q.clone(),
-                    source,
-                })?;
-        }
-        Ok(())
+        })
     }
 
     /// Remove the tournament's queues and exchange (after a finished run, or by tests).
@@ -153,6 +118,27 @@ fn quorum() -> FieldTable {
         AMQPValue::LongString(LongString::from(b"quorum".to_vec())),
     );
     t
+}
+
+/// Declare a durable queue with `args` (`passive`: only check that it exists).
+async fn queue(
+    ch: &Channel,
+    name: &str,
+    passive: bool,
+    args: FieldTable,
+) -> Result<(), BrokerError> {
+    let options = QueueDeclareOptions {
+        durable: !passive,
+        passive,
+        ..Default::default()
+    };
+    ch.queue_declare(name, options, args)
+        .await
+        .map(|_| ())
+        .map_err(|source| BrokerError::DeclareQueue {
+            name: name.to_string(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -303,22 +303,9 @@ fn a_killed_workers_match_is_played_again_while_jobs_are_queued() {
     let _steady = t.worker("steady", 1);
     let mut victim = t.worker("victim", 1);
     let total = 8;
-    let err = std::fs::File::create(t.dir.path().join("coordinator.err")).unwrap();
-    let child = std::process::Command::new(farm())
-        .current_dir(root())
-        .args(["run", "--bots", &s1, &s2, "--anchor", "S1", "--sizes", "2"])
-        .args(["--seeds", "4", "--seed", "7", "--workers", "2"])
-        .args(["--broker", BROKER, "--redis", &t.redis_url(), "--output"])
-        .arg(t.output())
-        .env("FARM_KEY", KEY)
-        .stdout(std::process::Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    let mut coord = Proc {
-        child: Some(child),
-        log: t.dir.path().join("coordinator.log"),
-    };
+    let mut coord = t.start_tournament(&[
+        "--bots", &s1, &s2, "--anchor", "S1", "--sizes", "2", "--seeds", "4", "--seed", "7",
+    ]);
     // Kill the victim once it has listed one job for 3 s (the coordinator, which looks every
     // 2 s, has seen it hold the job).
     let started = Instant::now();

@@ -67,38 +67,19 @@ fn long_matches_outlive_the_brokers_consumer_timeout() {
     let _timeout = ConsumerTimeout::lower(5000);
     let t = Farm::new("long", 14);
     let w = t.worker("w1", 2);
-    let err = std::fs::File::create(t.dir.path().join("coordinator.err")).unwrap();
-    let child = Command::new(farm())
-        .current_dir(root())
-        .args([
-            "run",
-            "--bots",
-            "S1=bots/test/slow.cpp",
-            "S2=bots/test/slow.cpp",
-            "--anchor",
-            "S1",
-            "--sizes",
-            "2",
-            "--seeds",
-            "1",
-            "--seed",
-            "7",
-            "--broker",
-            BROKER,
-            "--redis",
-            &t.redis_url(),
-            "--output",
-        ])
-        .arg(t.output())
-        .env("FARM_KEY", KEY)
-        .stdout(std::process::Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    let mut coord = Proc {
-        child: Some(child),
-        log: t.dir.path().join("coordinator.log"),
-    };
+    let mut coord = t.start_tournament(&[
+        "--bots",
+        "S1=bots/test/slow.cpp",
+        "S2=bots/test/slow.cpp",
+        "--anchor",
+        "S1",
+        "--sizes",
+        "2",
+        "--seeds",
+        "1",
+        "--seed",
+        "7",
+    ]);
     let out = coord.wait_limit(Duration::from_secs(400));
     let logs = w.stop();
     assert_eq!(

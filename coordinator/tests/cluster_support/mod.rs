@@ -266,7 +266,6 @@ impl Farm {
     }
 
     fn coordinator(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(farm());
         let mut base = tournament_args();
         if let Some(i) = base
             .iter()
@@ -275,9 +274,15 @@ impl Farm {
         {
             base.drain(i..i + 2);
         }
+        self.run_command(&base, extra)
+    }
+
+    /// `farm run <tournament> --workers 2 --broker .. --redis .. <extra>` for this scenario.
+    fn run_command(&self, tournament: &[String], extra: &[&str]) -> Command {
+        let mut c = Command::new(farm());
         c.current_dir(root())
             .arg("run")
-            .args(base)
+            .args(tournament)
             .args([
                 "--workers",
                 "2",
@@ -298,13 +303,23 @@ impl Farm {
 
     /// The scenario's coordinator, writing into `output` (its log appends to the same file).
     pub fn start_cluster_at(&self, output: &Path, extra: &[&str]) -> Proc {
+        self.spawn_coordinator(self.coordinator(extra), output)
+    }
+
+    /// A coordinator playing `tournament` (its own `--bots ..`, sizes and seeds) instead of the
+    /// scenario's, writing into the scenario's output.
+    pub fn start_tournament(&self, tournament: &[&str]) -> Proc {
+        let tournament: Vec<String> = tournament.iter().map(|a| a.to_string()).collect();
+        self.spawn_coordinator(self.run_command(&tournament, &[]), &self.output())
+    }
+
+    fn spawn_coordinator(&self, mut cmd: Command, output: &Path) -> Proc {
         let log = self.dir.path().join("coordinator.log");
         let err = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log.with_extension("err"))
             .unwrap();
-        let mut cmd = self.coordinator(extra);
         cmd.arg("--output").arg(output);
         let child = cmd.stderr(err).spawn().unwrap();
         Proc {
