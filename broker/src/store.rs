@@ -48,6 +48,10 @@ pub struct Heartbeat {
     /// What the worker is doing; absent in heartbeats of workers older than the field (ready).
     #[serde(default)]
     pub state: WorkerState,
+    /// The worker's speed signature from its self-test (reference bot-turns per second);
+    /// absent before the self-test and from workers older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
 }
 
 /// A live worker's phase, as its heartbeat says.

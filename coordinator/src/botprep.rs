@@ -90,6 +90,8 @@ pub struct BotPrep {
     cache: CompileCache,
     sandbox: SandboxConfig,
     tokens: CoreTokens,
+    /// The speed signature of the last passed self-test, given to the runner.
+    speed: std::sync::Mutex<Option<f64>>,
 }
 
 impl BotPrep {
@@ -109,6 +111,7 @@ impl BotPrep {
             cache,
             sandbox,
             tokens,
+            speed: std::sync::Mutex::new(None),
         })
     }
 
@@ -184,6 +187,7 @@ impl BotPrep {
             sandbox: self.sandbox,
             tokens: self.tokens,
             worker_id,
+            speed: self.speed.into_inner().ok().flatten(),
             js_program: None,
         }
     }
@@ -195,9 +199,14 @@ impl BotPrep {
     /// Compile and play a tiny bot through the real sandbox, scratch and cache as configured:
     /// proof that this host can run bots. The error says what is wrong and how to fix it.
     pub fn self_test(&self) -> Result<worker::selftest::SelfTestReport> {
-        worker::selftest::run(&self.cache, &self.sandbox, &self.tokens).map_err(|e| {
-            anyhow::anyhow!("self-test failed: this host cannot run bots as configured: {e}")
-        })
+        let report =
+            worker::selftest::run(&self.cache, &self.sandbox, &self.tokens).map_err(|e| {
+                anyhow::anyhow!("self-test failed: this host cannot run bots as configured: {e}")
+            })?;
+        if let Ok(mut s) = self.speed.lock() {
+            *s = Some(report.speed);
+        }
+        Ok(report)
     }
 
     pub fn tokens(&self) -> &CoreTokens {

@@ -169,6 +169,7 @@ pub async fn local(
             .clone()
             .unwrap_or_else(sandbox::CoreTokens::default_for_host),
         worker_id: format!("{}/local", broker::hostname()),
+        speed: None,
         js_program: None,
     };
     let workers = concurrency.clamp(1, games.len().max(1));

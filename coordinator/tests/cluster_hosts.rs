@@ -177,3 +177,103 @@ fn broker_stopped_and_started_mid_run() {
     assert_same_results(&t.output(), &reference());
     t.assert_queues_gone();
 }
+
+/// The small tournament of the host-fault scenarios: 8 matches of two quick bots.
+const SMALL: [&str; 11] = [
+    "--bots",
+    "A=bots/test/answer.cpp",
+    "R=bots/bomberman/random.cpp",
+    "--anchor",
+    "A",
+    "--sizes",
+    "2",
+    "--seeds",
+    "4",
+    "--seed",
+    "11",
+];
+
+/// Rows of results.jsonl that carry a result (none failed).
+fn assert_all_played(t: &Farm, total: usize, log: &str) {
+    let text = std::fs::read_to_string(t.output().join("results.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), total, "{log}");
+    let failed: Vec<_> = rows.iter().filter(|r| !r["failed"].is_null()).collect();
+    assert!(failed.is_empty(), "failed rows {failed:?}\n{log}");
+}
+
+/// A worker's artifact folder removed under it (a tmp cleaner, an operator) is made again: the
+/// run plays every match, none failed.
+#[test]
+fn a_removed_artifact_folder_is_made_again() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("rmscratch", 11);
+    let w = t.worker("w", 2);
+    std::thread::sleep(Duration::from_secs(3));
+    let scratch = t.dir.path().join("scratch-w");
+    assert!(scratch.join("artifacts").is_dir(), "{}", w.stderr());
+    std::fs::remove_dir_all(&scratch).unwrap();
+    let out = t
+        .start_tournament(&SMALL)
+        .wait_limit(Duration::from_secs(240));
+    let logs = w.stop();
+    assert_eq!(out.status, Some(0), "{}\nworker:\n{logs}", out.stderr);
+    assert_all_played(&t, 8, &logs);
+}
+
+/// A host that can no longer play (its scratch path is now a file: nothing can be cached) does
+/// not report every job it takes as failed, which would use up each match's retries in
+/// milliseconds: it withholds the job, stops taking more and exits non-zero saying why; its
+/// match is played by a healthy worker that joins later, and no match fails.
+#[test]
+fn an_unfit_host_stops_and_its_match_is_played_elsewhere() {
+    let Some(_g) = setup() else { return };
+    let t = Farm::new("unfit", 11);
+    let mut bad = t.worker("bad", 2);
+    std::thread::sleep(Duration::from_secs(3));
+    let scratch = t.dir.path().join("scratch-bad");
+    assert!(scratch.join("artifacts").is_dir(), "{}", bad.stderr());
+    std::fs::remove_dir_all(&scratch).unwrap();
+    std::fs::write(&scratch, b"not a folder").unwrap();
+    let mut coord = t.start_tournament(&SMALL);
+    let gone = bad.wait_limit(Duration::from_secs(120));
+    assert!(
+        matches!(gone.status, Some(c) if c != 0),
+        "the unfit worker did not exit with an error ({:?}):\n{}",
+        gone.status,
+        gone.stderr
+    );
+    assert!(
+        gone.stderr.contains("can no longer play matches") && gone.stderr.contains("--scratch"),
+        "{}",
+        gone.stderr
+    );
+    assert!(
+        !gone.stderr.contains("unfit-bad: played "),
+        "the unfit worker reported a match:\n{}",
+        gone.stderr
+    );
+    assert_eq!(t.logged_rows(), 0, "{}", coord.stderr());
+    let good = t.worker("good", 2);
+    let out = coord.wait_limit(Duration::from_secs(240));
+    let logs = good.stop();
+    assert_eq!(out.status, Some(0), "{}\nworker:\n{logs}", out.stderr);
+    assert_all_played(&t, 8, &out.stderr);
+    // Who played what, beside the results: every match by the healthy worker, at the speed
+    // its self-test measured; the withheld attempts left no line.
+    let text = std::fs::read_to_string(t.output().join("played-by.jsonl")).unwrap();
+    let played: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(played.len(), 8, "{text}");
+    for p in &played {
+        assert_eq!(p["worker"], "unfit-good", "{text}");
+        assert!(p["speed"].as_f64().is_some_and(|s| s > 0.0), "{text}");
+        assert!(p["failed"].is_null(), "{text}");
+    }
+}

@@ -250,11 +250,11 @@ fn prometheus_scrapes_a_run_and_every_dashboard_query_returns_series() {
         Some(0.0)
     );
     // The 3 sources are compiled once each before the tournament (compile first), and the
-    // self-test compiles its own tiny bot: 4 misses. Then every seat of every job looks its
-    // source up once and hits.
+    // self-test compiles its own two tiny bots (the echo and the speed signature's): 5 misses.
+    // Then every seat of every job looks its source up once and hits.
     assert_eq!(
         scalar(port, "sum(farm_worker_compile_cache_misses_total)"),
-        Some(4.0)
+        Some(5.0)
     );
     assert_eq!(
         scalar(port, "sum(farm_worker_compile_cache_hits_total)"),

@@ -119,6 +119,7 @@ fn embedded_records() -> Vec<NimRecord> {
         sandbox: cfg,
         tokens: CoreTokens::new(2),
         worker_id: "embedded/nim".into(),
+        speed: None,
         js_program: None,
     };
     let mut arts = LocalArtifacts::new();

@@ -56,6 +56,15 @@ fn worker_self_test(scratch: &Path, cache: &Path) -> (i32, String, String) {
         .arg(cache))
 }
 
+/// The speed signature a passed self-test prints ("speed 412.3 reference turns/s").
+fn speed_of(out: &str) -> f64 {
+    out.split("speed ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no speed in {out}"))
+}
+
 #[test]
 fn self_test_passes_here_and_names_a_noexec_scratch() {
     let tmp = tempfile::tempdir().unwrap();
@@ -63,6 +72,36 @@ fn self_test_passes_here_and_names_a_noexec_scratch() {
     let (code, out, err) = worker_self_test(&tmp.path().join("scratch"), &cache);
     assert_eq!(code, 0, "self-test failed on a good host:\n{out}{err}");
     assert!(out.contains("self-test passed"), "{out}");
+    let speed = speed_of(&out);
+    assert!(speed > 0.0, "{out}");
+
+    // --min-speed: a host below it takes no job and says so; one above it passes.
+    let (code, out, err) = run(farm()
+        .args(["worker", "--self-test", "--min-speed"])
+        .arg(format!("{}", speed * 1000.0))
+        .arg("--scratch-dir")
+        .arg(tmp.path().join("scratch"))
+        .arg("--cache-dir")
+        .arg(&cache));
+    assert_eq!(code, 2, "a host below --min-speed passed:\n{out}{err}");
+    assert!(err.contains("below --min-speed"), "{err}");
+    let (code, out, err) = run(farm()
+        .args([
+            "worker",
+            "--self-test",
+            "--min-speed",
+            "0.001",
+            "--scratch-dir",
+        ])
+        .arg(tmp.path().join("scratch"))
+        .arg("--cache-dir")
+        .arg(&cache));
+    assert_eq!(code, 0, "{out}{err}");
+    for bad in ["0", "-3", "fast", "inf"] {
+        let (code, _, err) = run(farm().args(["worker", "--self-test", "--min-speed", bad]));
+        assert_eq!(code, 2, "--min-speed {bad} accepted: {err}");
+        assert!(err.contains("reference turns per second"), "{err}");
+    }
 
     let Some(noexec) = NoexecMount::new() else {
         return;
@@ -213,4 +252,6 @@ fn a_worker_publishes_its_sandbox_mode_and_self_test_from_the_start() {
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum();
     assert_eq!(modes, 1.0, "exactly one sandbox mode at 1:\n{text}");
+    let speed = metric(&text, "farm_worker_speed").expect("farm_worker_speed");
+    assert!(speed > 0.0, "{text}");
 }

@@ -42,6 +42,7 @@ fn report(text: String) -> JobReport {
         number: 1,
         worker: "fuzz/1".into(),
         seconds: 0.1,
+        speed: None,
         outcome: Ok(text),
     }
 }

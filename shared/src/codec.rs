@@ -11,7 +11,7 @@ use sha2::Sha256;
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
 /// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
 /// publication id, and a worker's refusal is a signed `Refusal`).
-pub const WIRE_VERSION: u8 = 5;
+pub const WIRE_VERSION: u8 = 6;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;

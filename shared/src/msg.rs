@@ -198,6 +198,9 @@ pub struct JobReport {
     pub worker: String,
     /// Seconds the worker spent on the match.
     pub seconds: f64,
+    /// The worker's speed signature (reference bot-turns per second, from its self-test), for
+    /// the operator; None when it has none.
+    pub speed: Option<f64>,
     /// The verified replay (JSON text), or why there is none.
     pub outcome: Result<String, JobFailure>,
 }

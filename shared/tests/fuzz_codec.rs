@@ -70,6 +70,7 @@ fn reports() -> Vec<JobReport> {
             number: 3,
             worker: "host/1".into(),
             seconds: 1.5,
+            speed: Some(412.5),
             outcome: Ok("{\"replay\": true}".into()),
         },
         JobReport {
@@ -77,6 +78,7 @@ fn reports() -> Vec<JobReport> {
             number: 4,
             worker: "host/2".into(),
             seconds: 0.0,
+            speed: None,
             outcome: Err(JobFailure::Artifact("gone".into())),
         },
     ]

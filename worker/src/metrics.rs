@@ -32,6 +32,8 @@ pub struct WorkerMetrics {
     pub self_test_ok: IntGauge,
     /// Wall time of the last self-test.
     pub self_test_seconds: Gauge,
+    /// The speed signature of the last passed self-test (reference bot-turns per second).
+    pub speed: Gauge,
 }
 
 fn reg<C: prometheus::core::Collector + Clone + 'static>(c: C) -> C {
@@ -124,6 +126,12 @@ pub fn global() -> &'static WorkerMetrics {
             self_test_seconds: reg(Gauge::new(
                 "farm_worker_self_test_seconds",
                 "Wall time of the worker's last self-test",
+            )
+            .expect("static metric definition")),
+            speed: reg(Gauge::new(
+                "farm_worker_speed",
+                "Speed signature from the self-test: reference bot-turns per second through the \
+                 real sandbox (higher is faster; 0 before a passed self-test)",
             )
             .expect("static metric definition")),
         };

@@ -21,6 +21,18 @@ use crate::compile::{CompileCache, CompileError};
 const ECHO_BOT: &str = "#include <iostream>\n#include <string>\nint main() {\n  std::string s;\n  \
                         while (std::getline(std::cin, s)) std::cout << \"echo \" << s << std::endl;\n}\n";
 
+/// The speed signature's bot: per input line, a fixed chain of 2,000,000 xorshift steps (no
+/// memory traffic, nothing the compiler can fold), then the low bits as the answer.
+const BENCH_BOT: &str = "#include <cstdint>\n#include <cstdio>\nint main() {\n  char line[64];\n  \
+                         while (std::fgets(line, sizeof line, stdin)) {\n    std::uint64_t x = \
+                         88172645463325252ull ^ (unsigned char)line[0];\n    for (int i = 0; i < \
+                         2000000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }\n    \
+                         std::printf(\"%llu\\n\", (unsigned long long)(x & 1023));\n    \
+                         std::fflush(stdout);\n  }\n}\n";
+
+/// Turns the speed signature times (the first is a warm-up and not counted).
+const BENCH_TURNS: u32 = 21;
+
 /// What a passed self-test found.
 #[derive(Debug, Clone)]
 pub struct SelfTestReport {
@@ -29,14 +41,19 @@ pub struct SelfTestReport {
     /// `SandboxConfig::describe()`: everything the sandbox enforces.
     pub sandbox: String,
     pub elapsed: Duration,
+    /// The speed signature: reference bot-turns per second through the real sandbox (the
+    /// median of [`BENCH_TURNS`] turns of a fixed CPU-bound bot; higher is faster).
+    pub speed: f64,
 }
 
 impl std::fmt::Display for SelfTestReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "self-test passed in {:.2} s: compiled and ran a bot under sandbox mode {} ({})",
+            "self-test passed in {:.2} s: speed {:.1} reference turns/s; compiled and ran a bot \
+             under sandbox mode {} ({})",
             self.elapsed.as_secs_f64(),
+            self.speed,
             self.mode.as_str(),
             self.sandbox
         )
@@ -92,6 +109,16 @@ pub enum SelfTestError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the worker's folder {} cannot be used ({source}): make it writable for the worker or \
+         pick another --scratch",
+        dir.display()
+    )]
+    WorkerFolder {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("g++ not found or not runnable ({0}): install g++ (Debian: `apt-get install g++`)")]
     NoCompiler(String),
     #[error("compiling the self-test bot failed: {0}")]
@@ -122,19 +149,22 @@ pub fn run(
     let elapsed = started.elapsed();
     metrics.self_test_seconds.set(elapsed.as_secs_f64());
     metrics.self_test_ok.set(i64::from(result.is_ok()));
-    result?;
+    let speed = result?;
+    metrics.speed.set(speed);
     Ok(SelfTestReport {
         mode: sandbox.effective_mode(),
         sandbox: sandbox.describe(),
         elapsed,
+        speed,
     })
 }
 
+/// The checks, then the speed signature (reference turns per second).
 fn steps(
     cache: &CompileCache,
     sandbox: &SandboxConfig,
     tokens: &CoreTokens,
-) -> Result<(), SelfTestError> {
+) -> Result<f64, SelfTestError> {
     let mode = sandbox.effective_mode();
     // Sandboxed bots run from a copy in the scratch root; plain ones from the cache in place.
     check_scratch(&sandbox.scratch_root, mode != SandboxMode::Off)?;
@@ -211,7 +241,89 @@ fn steps(
     if !report.leftovers.is_empty() {
         return Err(SelfTestError::Leftovers(report.leftovers.join("; ")));
     }
-    Ok(())
+    speed_signature(cache, sandbox, tokens, src_dir.path())
+}
+
+/// Compile [`BENCH_BOT`] through the cache, play [`BENCH_TURNS`] turns with it through the
+/// real sandbox (with a core token, as a match's bot), and return 1 / the median turn's wall
+/// time: what a bot of this host gets done per second, as a match would see it.
+fn speed_signature(
+    cache: &CompileCache,
+    sandbox: &SandboxConfig,
+    tokens: &CoreTokens,
+    dir: &Path,
+) -> Result<f64, SelfTestError> {
+    let src = dir.join("speed.cpp");
+    std::fs::write(&src, BENCH_BOT).map_err(|source| SelfTestError::Scratch {
+        dir: dir.to_path_buf(),
+        what: "writing the speed bot's source",
+        source,
+    })?;
+    let exe = cache.executable_for(&src).map_err(SelfTestError::Compile)?;
+    let mut bot =
+        Bot::spawn(&BotCommand::new(exe), sandbox, tokens, 0).map_err(SelfTestError::Spawn)?;
+    let mut times = Vec::with_capacity(BENCH_TURNS as usize);
+    for turn in 0..BENCH_TURNS {
+        let t0 = Instant::now();
+        let answer = bot.exchange(turn, b"turn\n", Duration::from_secs(10));
+        let took = t0.elapsed();
+        if let Err(f) = answer {
+            let report = bot.finish();
+            return Err(SelfTestError::Run(
+                format!(
+                    "the speed bot did not answer turn {turn} ({}: {}; its stderr: {:?})",
+                    f.kind.as_str(),
+                    f.detail,
+                    report.stderr_tail
+                ),
+                sandbox.describe(),
+            ));
+        }
+        if turn > 0 {
+            times.push(took.as_secs_f64());
+        }
+    }
+    let report = bot.finish();
+    if !report.leftovers.is_empty() {
+        return Err(SelfTestError::Leftovers(report.leftovers.join("; ")));
+    }
+    Ok(speed_from(&mut times))
+}
+
+/// 1 / the median of turn times (seconds); 0 when there are none.
+fn speed_from(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    match times.get(times.len() / 2) {
+        Some(&median) if median > 0.0 => 1.0 / median,
+        _ => 0.0,
+    }
+}
+
+/// Is this host still fit to play, after a match failed on its side? The folders the worker
+/// owns (the sandbox's scratch root, the compile cache, `more`: e.g. its artifact cache) exist
+/// or can be made again, are writable and, where bots run from them, not noexec. Cheap: no bot
+/// is compiled or run.
+pub fn host_fit(
+    cache: &CompileCache,
+    sandbox: &SandboxConfig,
+    more: &[&Path],
+) -> Result<(), SelfTestError> {
+    let mode = sandbox.effective_mode();
+    check_scratch(&sandbox.scratch_root, mode != SandboxMode::Off)?;
+    for dir in more {
+        std::fs::create_dir_all(dir)
+            .and_then(|()| probe_write(dir))
+            .map_err(|source| SelfTestError::WorkerFolder {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
+    }
+    std::fs::create_dir_all(cache.dir())
+        .and_then(|()| probe_write(cache.dir()))
+        .map_err(|source| SelfTestError::CacheUnwritable {
+            dir: cache.dir().to_path_buf(),
+            source,
+        })
 }
 
 /// The scratch root exists (or can be made), is writable and (when bots run from it) is not on
@@ -259,4 +371,16 @@ fn mount_point(dir: &Path) -> PathBuf {
         .filter(|m| dir.starts_with(m))
         .max_by_key(|m| m.as_os_str().len())
         .unwrap_or(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::speed_from;
+
+    #[test]
+    fn the_speed_is_one_over_the_median_turn() {
+        assert_eq!(speed_from(&mut [0.5, 0.01, 0.02, 0.03, 9.0]), 1.0 / 0.03);
+        assert_eq!(speed_from(&mut []), 0.0);
+        assert_eq!(speed_from(&mut [0.0]), 0.0);
+    }
 }

@@ -25,6 +25,7 @@ fn runner(dir: &Path) -> JobRunner {
         sandbox: cfg,
         tokens: CoreTokens::new(2),
         worker_id: "boundary/1".into(),
+        speed: None,
         js_program: Some(env!("CARGO_BIN_EXE_qianwang-js-host").into()),
     }
 }

@@ -108,6 +108,7 @@ fn a_noexec_scratch_mount_is_a_host_error_not_a_start_failure() {
             sandbox: cfg.clone(),
             tokens: tokens.clone(),
             worker_id: "test/1".into(),
+            speed: None,
             js_program: None,
         };
         let mut arts = LocalArtifacts::new();

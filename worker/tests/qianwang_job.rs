@@ -21,6 +21,7 @@ fn runner(dir: &Path) -> JobRunner {
         sandbox: cfg,
         tokens: CoreTokens::new(1),
         worker_id: "test/1".into(),
+        speed: None,
         js_program: Some(env!("CARGO_BIN_EXE_qianwang-js-host").into()),
     }
 }

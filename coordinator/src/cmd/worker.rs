@@ -59,6 +59,19 @@ pub struct WorkerArgs {
     /// no broker. `farm worker` runs the same test at start and takes no job when it fails.
     #[arg(long)]
     pub self_test: bool,
+    /// Refuse to serve on a host slower than this: the self-test measures a speed signature
+    /// (reference bot-turns per second of a fixed CPU-bound bot through the real sandbox,
+    /// printed by `farm worker --self-test`); below it the worker takes no job and exits 2.
+    /// Time-controlled bots play weaker on slower hosts, so a tournament's results stay
+    /// comparable only across hosts of similar speed.
+    #[arg(
+        long,
+        env = "FARM_MIN_SPEED",
+        value_name = "TURNS_PER_S",
+        value_parser = positive_speed,
+        allow_negative_numbers = true
+    )]
+    pub min_speed: Option<f64>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -70,6 +83,10 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         return match prep.self_test() {
             Ok(report) => {
                 println!("{report}");
+                if let Some(why) = too_slow(report.speed, args.min_speed) {
+                    eprintln!("{why}");
+                    return Ok(ExitCode::from(2));
+                }
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
@@ -112,7 +129,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         Some(addr) => Some(runtime.block_on(crate::metrics::serve(addr))?),
         None => None,
     };
-    let cfg = ServeConfig {
+    let mut cfg = ServeConfig {
         broker,
         redis,
         slots,
@@ -121,13 +138,20 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         id: id.clone(),
         manifest_digest,
         redelivered: Some(crate::metrics::global().redelivered.clone()),
+        speed: None,
     };
     // Announced while it tests itself, so a coordinator counts it as starting, not missing.
     let announced = runtime.block_on(async { Announcement::start(&cfg) });
-    let tested = prep.self_test();
+    let tested = prep.self_test().and_then(|report| {
+        println!("worker {id}: {report}");
+        match too_slow(report.speed, args.min_speed) {
+            Some(why) => Err(anyhow::anyhow!(why)),
+            None => Ok(report),
+        }
+    });
     runtime.block_on(announced.end(tested.is_ok()));
     match tested {
-        Ok(report) => println!("worker {id}: {report}"),
+        Ok(report) => cfg.speed = Some(report.speed),
         Err(e) => {
             eprintln!("worker {id} takes no jobs: {e:#}");
             return Ok(ExitCode::from(2));
@@ -138,4 +162,27 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         .context("installing the SIGTERM/SIGINT handlers")?;
     runtime.block_on(serve(cfg, runner, stop))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a host of speed `speed` may not serve under `--min-speed` (None: it may).
+fn too_slow(speed: f64, min: Option<f64>) -> Option<String> {
+    let min = min?;
+    (speed < min).then(|| {
+        format!(
+            "this host's speed signature is {speed:.1} reference turns/s, below --min-speed \
+             {min:.1}: it takes no jobs (lower --min-speed, or run the worker on a faster or \
+             less loaded host)"
+        )
+    })
+}
+
+/// `--min-speed`: a positive number of reference turns per second.
+fn positive_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a positive number of reference turns per second (see the speed \
+             `farm worker --self-test` prints)"
+        )),
+    }
 }

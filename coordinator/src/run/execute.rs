@@ -22,7 +22,7 @@ use super::outputs::{Live, StopNote, Timings};
 use super::prepare::Plan;
 use super::progress::Progress;
 use super::stop::{StopRule, Stopped, STOPPED_NAME};
-use super::viewer_index;
+use super::{played_by, viewer_index};
 use crate::botprep::HostSettings;
 use crate::cluster::Cluster;
 use crate::dispatch::{Arrival, Dispatcher};
@@ -229,7 +229,10 @@ pub async fn drive<T: Transport>(
                 continue;
             }
             timings.match_seconds += arrival.report.seconds;
-            let row = match accept(&plan, &arrival, &out) {
+            let accepted = accept(&plan, &arrival, &out);
+            let why = accepted.as_ref().err().map(|e| format!("{e:#}"));
+            played_by::append(&out, &played_by::Played::of(&arrival.report, why));
+            let row = match accepted {
                 Ok(row) => row,
                 Err(why) => {
                     let tries = arrival.tries;

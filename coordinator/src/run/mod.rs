@@ -13,6 +13,7 @@ pub mod checkpoint;
 pub mod cluster;
 pub mod execute;
 pub mod outputs;
+pub mod played_by;
 pub mod prepare;
 pub mod progress;
 pub mod stop;

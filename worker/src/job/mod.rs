@@ -11,7 +11,7 @@ mod qianwang;
 pub use proboj::PROBOJ_NOT_STARTED;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -124,6 +124,9 @@ pub struct JobRunner {
     pub tokens: CoreTokens,
     /// How this worker names itself in reports (host/id).
     pub worker_id: String,
+    /// This host's speed signature from its self-test (reference bot-turns per second), sent
+    /// with every report; None: not measured.
+    pub speed: Option<f64>,
     /// The program that hosts a 钳王 match's JavaScript bots (it must run
     /// `worker::qianwang::serve_child` for `__js-bot`); `None`: this very program (`farm`).
     pub js_program: Option<PathBuf>,
@@ -152,6 +155,12 @@ impl JobRunner {
         &self,
     ) -> Result<crate::selftest::SelfTestReport, crate::selftest::SelfTestError> {
         crate::selftest::run(&self.cache, &self.sandbox, &self.tokens)
+    }
+
+    /// After a match failed on this host's side: can the host still play
+    /// ([`crate::selftest::host_fit`])? `more`: further folders the caller owns.
+    pub fn host_fit(&self, more: &[&Path]) -> Result<(), crate::selftest::SelfTestError> {
+        crate::selftest::host_fit(&self.cache, &self.sandbox, more)
     }
 
     /// Play the job and report; never panics on bad jobs, never blames a bot for the host.
@@ -189,6 +198,7 @@ impl JobRunner {
             number: job.number,
             worker: self.worker_id.clone(),
             seconds: started.elapsed().as_secs_f64(),
+            speed: self.speed,
             outcome,
         }
     }

@@ -35,6 +35,11 @@ impl RedisArtifacts {
         })
     }
 
+    /// The folder programs are cached in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// For a Bomberman job: fetch its referee package by the job's manifest digest, re-hash
     /// every file, and check that the package is for the referee this worker runs. A package
     /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
@@ -165,6 +170,8 @@ impl RedisArtifacts {
 fn write_atomically(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
+    // The cache folder is this worker's own: one removed under it is made again.
+    std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;

@@ -57,6 +57,8 @@ pub struct ServeConfig {
     /// Counted once for every job the broker delivered again (the caller's
     /// `farm_jobs_redelivered_total`); None: not counted.
     pub redelivered: Option<prometheus::IntCounter>,
+    /// The self-test's speed signature, announced in the heartbeat; None: not measured yet.
+    pub speed: Option<f64>,
 }
 
 /// Why the worker loop could not run. Broker and Redis trouble never ends it: sessions are
@@ -69,6 +71,10 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// A match failed on this host's side and the host check failed too: the worker stopped
+    /// taking jobs (its withheld matches are played elsewhere).
+    #[error("this host can no longer play matches: {0}")]
+    HostUnfit(String),
 }
 
 /// An error with its sources, `: `-separated, for the log.
@@ -99,6 +105,8 @@ struct Ctx {
     /// A match finished (its report is in the outbox).
     finished: Notify,
     stop: Shutdown,
+    /// Why this host can no longer play (set once; the worker then stops).
+    unfit: Mutex<Option<String>>,
 }
 
 impl Ctx {
@@ -135,6 +143,7 @@ fn heartbeat(cfg: &ServeConfig, state: WorkerState, current: Vec<String>) -> Hea
             crate::job::supported_versions().join(" ")
         ),
         state,
+        speed: cfg.speed,
     }
 }
 
@@ -218,6 +227,7 @@ pub async fn serve(cfg: ServeConfig, runner: JobRunner, stop: Shutdown) -> Resul
         outbox: Mutex::new(Vec::new()),
         finished: Notify::new(),
         stop,
+        unfit: Mutex::new(None),
     });
     let beat = tokio::spawn({
         let ctx = ctx.clone();
@@ -267,7 +277,10 @@ pub async fn serve(cfg: ServeConfig, runner: JobRunner, stop: Shutdown) -> Resul
     beat.abort();
     let _ = ctx.store.drop_heartbeat(&ctx.cfg.id).await;
     println!("worker {} stopped", ctx.cfg.id);
-    Ok(())
+    match ctx.unfit.lock().ok().and_then(|mut u| u.take()) {
+        Some(why) => Err(ServeError::HostUnfit(why)),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub(super) async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePerm
         number: job.number,
         worker: ctx.runner.worker_id.clone(),
         seconds: 0.0,
+        speed: ctx.runner.speed,
         outcome: Err(f),
     };
     let report = match ctx.artifacts.referee_package(&job).await {
@@ -57,6 +58,15 @@ pub(super) async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePerm
         },
     };
     drop(permit);
+    if matches!(report.outcome, Err(JobFailure::Infrastructure(_))) && !host_still_fit(&ctx) {
+        // Withheld: the job leaves the heartbeat unreported, and the coordinator has it played
+        // again elsewhere without counting a failure against the match.
+        if let Ok(mut c) = ctx.current.lock() {
+            c.remove(&label);
+        }
+        ctx.finished.notify_one();
+        return;
+    }
     println!(
         "worker {}: played {label} in {:.1} s{}",
         ctx.cfg.id,
@@ -85,6 +95,26 @@ pub(super) async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePerm
         }
     }
     ctx.finished.notify_one();
+}
+
+/// After a failure on this host's side: whether the host can still play. When it cannot, the
+/// worker records why, stops taking jobs and ends with that error once the matches in hand
+/// are delivered (an unfit host reporting every job it takes as failed would use up each
+/// match's retries in milliseconds while healthy workers wait).
+fn host_still_fit(ctx: &Ctx) -> bool {
+    let Err(e) = ctx.runner.host_fit(&[ctx.artifacts.dir()]) else {
+        return true;
+    };
+    tracing::error!(
+        "worker {}: this host can no longer play matches ({e}); taking no more jobs, its \
+         matches are played elsewhere",
+        ctx.cfg.id
+    );
+    if let Ok(mut u) = ctx.unfit.lock() {
+        u.get_or_insert_with(|| e.to_string());
+    }
+    ctx.stop.trigger();
+    false
 }
 
 /// Publish every report in the outbox; each leaves it (and the heartbeat) once confirmed.

@@ -371,6 +371,7 @@ impl RabbitMq {
                 number,
                 worker: by.to_string(),
                 seconds: 0.0,
+                speed: None,
                 outcome: Err(JobFailure::Infrastructure(format!(
                     "dead-lettered: {reason}"
                 ))),

@@ -274,6 +274,7 @@ mod tests {
 
     fn hb(id: &str, state: broker::WorkerState, busy: usize) -> broker::Heartbeat {
         broker::Heartbeat {
+            speed: None,
             id: id.into(),
             host: "h".into(),
             slots: 2,
