@@ -276,4 +276,16 @@ fn an_unfit_host_stops_and_its_match_is_played_elsewhere() {
         assert!(p["speed"].as_f64().is_some_and(|s| s > 0.0), "{text}");
         assert!(p["failed"].is_null(), "{text}");
     }
+    // ... and report.html's workers table says so.
+    let page = std::fs::read_to_string(t.output().join("report.html")).unwrap();
+    let table = page
+        .split("<table id=\"workers\">")
+        .nth(1)
+        .and_then(|r| r.split("</table>").next())
+        .unwrap_or_else(|| panic!("no workers table in report.html"));
+    assert!(
+        table.contains("unfit-good</td>") && table.contains("<td>8</td>"),
+        "{table}"
+    );
+    assert!(!table.contains("unfit-bad"), "{table}");
 }

@@ -12,6 +12,7 @@
 mod build;
 mod model;
 mod svg;
+mod workers;
 
 use std::fmt::Write;
 
@@ -93,6 +94,7 @@ pub fn render(page: &Page) -> String {
     per_size(&mut o, page);
     head_to_head(&mut o, page);
     faults(&mut o, page);
+    workers(&mut o, page);
     matches(&mut o, page);
     let _ = write!(
         o,
@@ -409,6 +411,33 @@ fn faults(o: &mut String, p: &Page) {
         }
         o.push_str("</table>\n");
     }
+}
+
+fn workers(o: &mut String, p: &Page) {
+    if p.workers.is_empty() {
+        return;
+    }
+    o.push_str(
+        "<h2>Workers</h2>\n<table id=\"workers\"><tr><th class=\"n\">Worker</th>\
+         <th>Speed (reference turns/s)</th><th>Matches</th><th>Bot faults</th>\
+         <th>Reports without a result</th><th>Match seconds</th></tr>\n",
+    );
+    for w in &p.workers {
+        let speed = w
+            .speed
+            .map_or_else(|| "—".to_string(), |s| format!("{s:.1}"));
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"n\">{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{:.1}</td></tr>",
+            esc(&w.worker),
+            w.matches,
+            w.bot_faults,
+            w.failed,
+            w.seconds
+        );
+    }
+    o.push_str("</table>\n");
 }
 
 fn matches(o: &mut String, p: &Page) {

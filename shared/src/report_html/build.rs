@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
+use super::workers::WorkerTally;
 use super::{
     FaultCount, HeadToHead, MatchLine, MatchSeat, Page, FAULT_LINKS, RECENT_MATCHES,
     TIMELINE_POINTS,
@@ -23,6 +24,7 @@ pub struct PageBuilder {
     numbers: BTreeSet<u64>,
     /// Match number → arrival (unix seconds); a later arrival of the same number wins.
     arrivals: BTreeMap<u64, f64>,
+    workers: WorkerTally,
 }
 
 impl PageBuilder {
@@ -95,9 +97,23 @@ impl PageBuilder {
                 })
                 .collect(),
         };
+        let faults = fault_kinds.iter().map(|k| k.len() as u64).sum();
+        self.workers.faults(number, faults);
         self.recent.push_front(line);
         self.recent.truncate(RECENT_MATCHES);
         self.numbers.insert(number);
+    }
+
+    /// A worker's report of match `number` (see [`WorkerTally::played`]).
+    pub fn played(
+        &mut self,
+        number: u64,
+        worker: &str,
+        speed: Option<f64>,
+        seconds: f64,
+        ok: bool,
+    ) {
+        self.workers.played(number, worker, speed, seconds, ok);
     }
 
     /// Match `number` (a result or a failure) arrived at `unix_seconds`.
@@ -150,5 +166,6 @@ impl PageBuilder {
         page.recent = self.recent.iter().cloned().collect();
         page.numbers = self.numbers.iter().copied().collect();
         page.timeline = self.timeline();
+        page.workers = self.workers.lines();
     }
 }

@@ -22,6 +22,8 @@ pub struct Page {
     pub per_size: Vec<SizeRow>,
     pub head_to_head: HeadToHead,
     pub faults: Vec<FaultCount>,
+    /// Matches and faults per worker (empty without a played-by record).
+    pub workers: Vec<WorkerLine>,
     /// Matches that failed for good (infrastructure): number and why.
     pub failed: Vec<(u64, String)>,
     /// The latest [`super::RECENT_MATCHES`] results, newest first.
@@ -92,6 +94,22 @@ pub struct HeadToHead {
     pub names: Vec<String>,
     pub ahead: Vec<Vec<u64>>,
     pub together: Vec<Vec<u64>>,
+}
+
+/// One worker's line of the workers table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WorkerLine {
+    pub worker: String,
+    /// Its speed signature (reference bot-turns per second); None: it sent none.
+    pub speed: Option<f64>,
+    /// Matches whose result it gave.
+    pub matches: u64,
+    /// Bot faults in those matches.
+    pub bot_faults: u64,
+    /// Its reports that gave no result (the host's trouble, retried elsewhere).
+    pub failed: u64,
+    /// Seconds it spent on matches.
+    pub seconds: f64,
 }
 
 /// Faults of one kind by one bot.

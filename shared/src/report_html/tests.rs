@@ -61,6 +61,9 @@ fn every_user_string_is_escaped_and_the_blob_cannot_close_its_script() {
         &game(&[evil, "Base"], &[1, 2], true),
         &[vec!["timeout".into()], vec![]],
     );
+    // A worker may name itself anything too.
+    b.played(1, evil, Some(300.0), 1.0, true);
+    b.played(2, evil, Some(300.0), 0.0, false);
     let mut page = Page {
         title: format!("run {evil}"),
         anchor: "Base".into(),
@@ -103,6 +106,17 @@ fn every_user_string_is_escaped_and_the_blob_cannot_close_its_script() {
     assert_eq!(data["roster"][0], evil, "the blob keeps the exact name");
     assert_eq!(data["faults"][0]["bot"], evil);
     assert_eq!(data["faults"][0]["kind"], "timeout");
+    assert!(body.contains("<table id=\"workers\">"), "no workers table");
+    let w = &data["workers"][0];
+    assert_eq!(w["worker"], evil);
+    assert_eq!(
+        (
+            w["matches"].as_u64(),
+            w["bot_faults"].as_u64(),
+            w["failed"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
 }
 
 #[test]

@@ -26,6 +26,7 @@ use shared::sprt::{elo_estimate, Sprt, Verdict};
 use super::Live;
 use crate::fsio::write_view;
 use crate::run::checkpoint::Row;
+use crate::run::played_by;
 
 /// The page's file name in the output folder.
 pub const PAGE_NAME: &str = "report.html";
@@ -68,6 +69,8 @@ pub struct PageState {
     scheduled: u64,
     /// When the page was last written, and what that cost.
     last: Option<(Instant, Duration)>,
+    /// Bytes of played-by.jsonl already read into the workers table.
+    played_read: u64,
 }
 
 impl PageState {
@@ -80,6 +83,7 @@ impl PageState {
             rule: None,
             scheduled: 0,
             last: None,
+            played_read: 0,
         }
     }
 
@@ -160,6 +164,36 @@ impl PageState {
             .with_context(|| format!("opening {}", path.display()))?;
         f.write_all(text.as_bytes())
             .with_context(|| format!("appending to {}", path.display()))
+    }
+
+    /// Read the played-by lines appended since the last call into the workers table (whole
+    /// lines only: a line being written is read next time). A view: a read error is logged.
+    fn sync_played(&mut self, dir: &Path) {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = dir.join(played_by::FILE_NAME);
+        let mut new = Vec::new();
+        let read = std::fs::File::open(&path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(self.played_read))?;
+            f.read_to_end(&mut new)
+        });
+        match read {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read {}", path.display());
+                return;
+            }
+        }
+        let whole = new.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        for line in new[..whole].split(|&b| b == b'\n') {
+            // A torn line (a crash mid-append) is skipped.
+            if let Ok(p) = serde_json::from_slice::<played_by::Played>(line) {
+                let ok = p.failed.is_none();
+                self.builder
+                    .played(p.number, &p.worker, p.speed, p.seconds, ok);
+            }
+        }
+        self.played_read += whole as u64;
     }
 
     /// Read (once) the stop rule and the schedule's length from identity.json.
@@ -360,6 +394,7 @@ impl Live {
             }
         }
         let at = Instant::now();
+        self.page.sync_played(dir);
         let page = self.page_model(dir);
         write_view(&dir.join(PAGE_NAME), report_html::render(&page).as_bytes())?;
         self.page.last = Some((at, at.elapsed()));
