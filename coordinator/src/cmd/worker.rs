@@ -177,12 +177,12 @@ fn too_slow(speed: f64, min: Option<f64>) -> Option<String> {
 }
 
 /// `--min-speed`: a positive number of reference turns per second.
-fn positive_speed(s: &str) -> Result<f64, String> {
+fn positive_speed(s: &str) -> anyhow::Result<f64> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!(
+        _ => anyhow::bail!(
             "{s:?} is not a positive number of reference turns per second (see the speed \
              `farm worker --self-test` prints)"
-        )),
+        ),
     }
 }
