@@ -42,7 +42,7 @@ pub struct SelfTestReport {
     pub sandbox: String,
     pub elapsed: Duration,
     /// The speed signature: reference bot-turns per second through the real sandbox (the
-    /// median of [`BENCH_TURNS`] turns of a fixed CPU-bound bot; higher is faster).
+    /// median of 20 timed turns of a fixed CPU-bound bot; higher is faster).
     pub speed: f64,
 }
 

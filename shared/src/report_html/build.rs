@@ -104,7 +104,8 @@ impl PageBuilder {
         self.numbers.insert(number);
     }
 
-    /// A worker's report of match `number` (see [`WorkerTally::played`]).
+    /// A worker's report of match `number` by `worker` (its speed signature, the seconds it
+    /// spent; `ok` when it gave the result): one line of the workers table.
     pub fn played(
         &mut self,
         number: u64,
