@@ -11,6 +11,7 @@ pub mod msg;
 pub mod ordmap;
 pub mod pyjson;
 pub mod pyrandom;
+pub mod quarantine;
 pub mod report;
 pub mod report_html;
 pub mod results;
