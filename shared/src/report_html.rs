@@ -417,19 +417,37 @@ fn workers(o: &mut String, p: &Page) {
     if p.workers.is_empty() {
         return;
     }
+    o.push_str("<h2>Workers</h2>\n");
+    if !p.quarantined.is_empty() {
+        o.push_str("<ul id=\"quarantined\">\n");
+        for e in &p.quarantined {
+            let _ = writeln!(
+                o,
+                "<li class=\"note\"><b>Quarantined: {}</b>: {}; its later reports were refused and their matches played elsewhere.</li>",
+                esc(&e.worker),
+                esc(&e.to_string())
+            );
+        }
+        o.push_str("</ul>\n");
+    }
     o.push_str(
-        "<h2>Workers</h2>\n<table id=\"workers\"><tr><th class=\"n\">Worker</th>\
+        "<table id=\"workers\"><tr><th class=\"n\">Worker</th>\
          <th>Speed (reference turns/s)</th><th>Matches</th><th>Bot faults</th>\
-         <th>Reports without a result</th><th>Match seconds</th></tr>\n",
+         <th>Reports without a result</th><th>Match seconds</th><th>Quarantined</th></tr>\n",
     );
     for w in &p.workers {
         let speed = w
             .speed
             .map_or_else(|| "—".to_string(), |s| format!("{s:.1}"));
+        let quarantined = if p.quarantined.iter().any(|e| e.worker == w.worker) {
+            "yes"
+        } else {
+            "—"
+        };
         let _ = writeln!(
             o,
             "<tr><td class=\"n\">{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{:.1}</td></tr>",
+             <td>{:.1}</td><td>{quarantined}</td></tr>",
             esc(&w.worker),
             w.matches,
             w.bot_faults,

@@ -36,6 +36,8 @@ pub struct Page {
     pub rule: Option<RuleState>,
     /// Bots that did not compile and played anyway (--allow-compile-failures).
     pub not_compiled: Vec<String>,
+    /// Workers the run quarantined, with the evidence.
+    pub quarantined: Vec<crate::quarantine::Evidence>,
 }
 
 /// The Bradley–Terry table.

@@ -80,6 +80,16 @@ fn every_user_string_is_escaped_and_the_blob_cannot_close_its_script() {
             cancelled: 0,
         }),
         not_compiled: vec![evil.into()],
+        quarantined: vec![crate::quarantine::Evidence {
+            worker: evil.into(),
+            test: crate::quarantine::Test::BotFaults,
+            observed: 9,
+            trials: 10,
+            expected: 0.4,
+            p_value: 1e-9,
+            threshold: 1e-6,
+            reports: 5,
+        }],
         ratings: Ratings {
             rows: vec![RatingRow {
                 name: evil.into(),
@@ -107,6 +117,17 @@ fn every_user_string_is_escaped_and_the_blob_cannot_close_its_script() {
     assert_eq!(data["faults"][0]["bot"], evil);
     assert_eq!(data["faults"][0]["kind"], "timeout");
     assert!(body.contains("<table id=\"workers\">"), "no workers table");
+    assert!(
+        body.contains("<b>Quarantined: &lt;/script&gt;")
+            && body.contains(
+                "9 of 10 seats with a bot fault where the rest of the fleet predicts 0.40"
+            ),
+        "no quarantine note"
+    );
+    assert!(
+        body.contains("<td>yes</td></tr>"),
+        "the worker's row says quarantined"
+    );
     let w = &data["workers"][0];
     assert_eq!(w["worker"], evil);
     assert_eq!(
