@@ -3,7 +3,8 @@
 //! (`farm:t:<id>:done`, for de-duplication; only ever a subset of what the coordinator made
 //! durable, and reset from its log at every start), dead-letter reports (`farm:t:<id>:dead`),
 //! the coordinator's ownership lease of a tournament (`farm:t:<id>:owner`, expiring) and worker
-//! heartbeats (`farm:worker:<id>`, expiring).
+//! heartbeats (`farm:worker:<id>`, expiring) and the tournaments that quarantined a worker,
+//! with their evidence (`farm:quarantine:<worker id>`, a hash of tournament → evidence).
 
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, RedisError};
@@ -88,6 +89,10 @@ fn dead_key(tournament: &str) -> String {
 }
 
 const TOURNAMENTS: &str = "farm:tournaments";
+
+fn quarantine_key(worker: &str) -> String {
+    format!("farm:quarantine:{worker}")
+}
 
 impl Store {
     pub async fn connect(url: &str) -> Result<Store> {
@@ -255,6 +260,61 @@ impl Store {
             ])
             .await?;
         Ok(())
+    }
+
+    /// Tournament `tournament` quarantined `worker` (`evidence` says why): the worker takes
+    /// no more of its jobs until released.
+    pub async fn quarantine(&self, tournament: &str, worker: &str, evidence: &str) -> Result<()> {
+        let mut con = self.con.clone();
+        let _: () = con
+            .hset(quarantine_key(worker), tournament, evidence)
+            .await?;
+        Ok(())
+    }
+
+    /// Release `worker` from the quarantine of `tournament`, or of every tournament when None;
+    /// returns the tournaments it was released from.
+    pub async fn release(&self, worker: &str, tournament: Option<&str>) -> Result<Vec<String>> {
+        let mut con = self.con.clone();
+        let key = quarantine_key(worker);
+        let held: Vec<String> = con.hkeys(&key).await?;
+        let gone: Vec<String> = held
+            .into_iter()
+            .filter(|t| tournament.is_none_or(|x| x == t))
+            .collect();
+        if !gone.is_empty() {
+            let _: () = con.hdel(&key, &gone).await?;
+        }
+        Ok(gone)
+    }
+
+    /// The tournaments that quarantined `worker`, with their evidence.
+    pub async fn quarantined_by(&self, worker: &str) -> Result<Vec<(String, String)>> {
+        let mut con = self.con.clone();
+        let mut v: Vec<(String, String)> = con.hgetall(quarantine_key(worker)).await?;
+        v.sort();
+        Ok(v)
+    }
+
+    /// Every quarantined worker: (worker, tournament, evidence), sorted.
+    pub async fn quarantines(&self) -> Result<Vec<(String, String, String)>> {
+        let mut con = self.con.clone();
+        let keys: Vec<String> = {
+            let mut it = con.scan_match::<_, String>("farm:quarantine:*").await?;
+            let mut v = Vec::new();
+            while let Some(k) = it.next_item().await {
+                v.push(k);
+            }
+            v
+        };
+        let mut out = Vec::new();
+        for k in keys {
+            let worker = k.trim_start_matches("farm:quarantine:").to_string();
+            let entries: Vec<(String, String)> = con.hgetall(&k).await?;
+            out.extend(entries.into_iter().map(|(t, e)| (worker.clone(), t, e)));
+        }
+        out.sort();
+        Ok(out)
     }
 
     pub async fn heartbeat(&self, hb: &Heartbeat) -> Result<()> {

@@ -82,15 +82,38 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
 /// or its queues were removed by hand) is left alone before it is checked again.
 const GONE_RECHECK: Duration = Duration::from_secs(10);
 
-/// The tournaments a session follows: those served, and those found without queues (by when).
+/// The tournaments a session follows: those served, those found without queues (by when),
+/// and those that quarantined this worker (with their evidence).
 #[derive(Default)]
 struct Following {
     served: Vec<Names>,
     gone: HashMap<String, Instant>,
+    quarantined: HashMap<String, String>,
+}
+
+impl Following {
+    /// The tournaments that quarantined this worker now (from Redis): logged as they change,
+    /// and not served while they last.
+    fn quarantined_by(&mut self, now: Vec<(String, String)>) {
+        let now: HashMap<String, String> = now.into_iter().collect();
+        for (t, evidence) in &now {
+            if !self.quarantined.contains_key(t) {
+                tracing::warn!(tournament = %t, "this worker is quarantined by the tournament ({evidence}); it takes none of its jobs until an operator runs `farm quarantine release`");
+            }
+        }
+        for t in self.quarantined.keys() {
+            if !now.contains_key(t) {
+                tracing::info!(tournament = %t, "released from quarantine; serving the tournament again");
+            }
+        }
+        self.quarantined = now;
+        let q = &self.quarantined;
+        self.served.retain(|n| !q.contains_key(&n.tournament));
+    }
 }
 
 /// Follow the tournaments announced in Redis: check that the queues of new ones exist (only
-/// the coordinator creates them), drop ended ones. A missing queue closes the channel: open
+/// the coordinator creates them), drop ended ones and those that quarantined this worker. A missing queue closes the channel: open
 /// another and leave that tournament alone for [`GONE_RECHECK`].
 async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Following) -> Result<()> {
     let tids = match ctx.store.tournaments().await {
@@ -100,11 +123,18 @@ async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Followi
             return Ok(());
         }
     };
+    match ctx.store.quarantined_by(&ctx.cfg.id).await {
+        Ok(q) => f.quarantined_by(q),
+        Err(e) => tracing::warn!("reading this worker's quarantine: {}", Chain(&e)),
+    }
     f.served.retain(|n| tids.contains(&n.tournament));
     f.gone
         .retain(|t, since| tids.contains(t) && since.elapsed() < GONE_RECHECK);
     for tid in tids {
-        if f.served.iter().any(|n| n.tournament == tid) || f.gone.contains_key(&tid) {
+        if f.served.iter().any(|n| n.tournament == tid)
+            || f.gone.contains_key(&tid)
+            || f.quarantined.contains_key(&tid)
+        {
             continue;
         }
         let names = Names::for_tournament(&tid);
