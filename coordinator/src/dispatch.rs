@@ -91,6 +91,25 @@ impl<T: Transport> Dispatcher<T> {
         Ok(())
     }
 
+    /// Publish the job of `arrival` again without counting a try (its worker's report was
+    /// refused for who sent it, not for what the match did).
+    pub async fn requeue(&mut self, arrival: &Arrival) -> Result<()> {
+        self.transport.publish(arrival.job.clone()).await?;
+        self.flights
+            .insert(arrival.job.number, (arrival.job.clone(), arrival.tries));
+        Ok(())
+    }
+
+    /// The transport stops handing jobs to a quarantined worker (`evidence` says why).
+    pub async fn quarantine(&mut self, worker: &str, evidence: &str) -> Result<()> {
+        self.transport.quarantine(worker, evidence).await
+    }
+
+    /// Workers an operator released since the last call.
+    pub async fn released(&mut self) -> Vec<String> {
+        self.transport.released().await
+    }
+
     /// Wait for the next report that answers a job in flight, then take every other one that
     /// is ready (so a sink can make a batch durable at once). `None` when no worker can answer
     /// any more. Waiting is the only await: dropping the future (a `select!`) loses nothing.

@@ -57,6 +57,9 @@ enum Command {
     /// Run proboj games (a server program + player programs, KSP's proboj protocol) like the
     /// proboj runner: same config.json/games.json, same game folders, plus summary.md.
     Proboj(cmd::proboj::ProbojArgs),
+    /// Workers that tournaments quarantined (their faults stood out from the fleet's): list
+    /// them with the evidence, release one after repairing its host.
+    Quarantine(cmd::quarantine::QuarantineArgs),
     /// The 钳王 (qianwang) ladder: `serve` the HTTP API and pages, `admin` players and keys.
     Ladder(cmd::ladder::LadderArgs),
     /// Internal: the sandboxed child that hosts one 钳王 match's JavaScript bots for a worker
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Command::Manifest(a) => cmd::manifest::run(a),
         Command::Worker(a) => cmd::worker::run(a),
         Command::Proboj(a) => cmd::proboj::run(a),
+        Command::Quarantine(a) => cmd::quarantine::run(a),
         Command::Ladder(a) => cmd::ladder::run(a),
         Command::JsBot => cmd::js_bot::run_ok(),
     };

@@ -51,6 +51,7 @@ pub struct Metrics {
     pub eta_seconds: Gauge,
     pub finished: IntGauge,
     pub faults: IntCounterVec,
+    pub quarantined: IntGaugeVec,
     pub rating: GaugeVec,
     pub rating_low: GaugeVec,
     pub rating_high: GaugeVec,
@@ -163,6 +164,14 @@ pub fn global() -> &'static Metrics {
                 "Bot faults in accepted results, by kind and bot",
             ),
             &["kind", "bot"],
+        )
+        .expect("static metric definition")),
+        quarantined: reg(IntGaugeVec::new(
+            Opts::new(
+                "farm_worker_quarantined",
+                "1 for a worker quarantined by this run (its fault record stands out from the fleet's; evidence in quarantine.json and 汇总.md), 0 once released",
+            ),
+            &["worker"],
         )
         .expect("static metric definition")),
         rating: bot_gauge(

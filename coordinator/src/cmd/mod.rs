@@ -8,6 +8,7 @@ pub mod ladder;
 pub mod manifest;
 pub mod play;
 pub mod proboj;
+pub mod quarantine;
 pub mod report;
 pub mod run;
 pub mod sprt;

@@ -166,6 +166,10 @@ pub async fn drive<T: Transport>(
     };
     let describe = transport.describe();
     let mut flights = Dispatcher::new(transport, &plan.tournament, plan.workers * 2);
+    let mut guard = super::quarantine::Guard::open(&out);
+    for e in guard.quarantined() {
+        flights.quarantine(&e.worker, &e.to_string()).await?;
+    }
     let mut progress = Progress::new(limit, plan.done.len() as u64);
     if let Some(s) = stop.as_ref().and_then(|r| r.status()) {
         progress.set_status(s);
@@ -203,6 +207,9 @@ pub async fn drive<T: Transport>(
         if flights.in_flight() == 0 {
             break;
         }
+        for worker in flights.released().await {
+            guard.release(&worker);
+        }
         let Some(batch) = flights.next_batch().await? else {
             if cut.is_some() {
                 cancelled.extend(flights.cancel());
@@ -229,9 +236,23 @@ pub async fn drive<T: Transport>(
                 continue;
             }
             timings.match_seconds += arrival.report.seconds;
+            let worker = arrival.report.worker.as_str();
+            if guard.refuses(worker) {
+                let why = format!("refused: worker {worker} is quarantined");
+                tracing::info!(number = n, "{why}; the match is played elsewhere");
+                played_by::append(&out, &played_by::Played::of(&arrival.report, Some(why)));
+                flights.requeue(&arrival).await?;
+                metrics.dispatched.inc();
+                continue;
+            }
             let accepted = accept(&plan, &arrival, &out);
             let why = accepted.as_ref().err().map(|e| format!("{e:#}"));
             played_by::append(&out, &played_by::Played::of(&arrival.report, why));
+            let result = accepted.as_ref().ok().and_then(|r| r.result.as_ref());
+            if let Some(e) = guard.took(worker, result) {
+                progress.println(&format!("quarantined worker {}: {e}", e.worker));
+                flights.quarantine(&e.worker, &e.to_string()).await?;
+            }
             let row = match accepted {
                 Ok(row) => row,
                 Err(why) => {

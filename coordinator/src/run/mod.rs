@@ -16,6 +16,7 @@ pub mod outputs;
 pub mod played_by;
 pub mod prepare;
 pub mod progress;
+pub mod quarantine;
 pub mod stop;
 pub mod viewer_index;
 

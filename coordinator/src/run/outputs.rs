@@ -131,6 +131,8 @@ pub struct Live {
     not_compiled: Option<Vec<String>>,
     /// Set when the run stopped before its schedule ended.
     stop: Option<StopNote>,
+    /// Workers the run quarantined (read from quarantine.json at every write).
+    quarantined: Vec<shared::quarantine::Evidence>,
     /// Scored games by match number.
     games: BTreeMap<u64, Scored>,
     /// Seat names of the scored games: the roster, then any other name met.
@@ -178,6 +180,7 @@ impl Live {
             failed: Vec::new(),
             not_compiled: None,
             stop: None,
+            quarantined: Vec::new(),
             games: BTreeMap::new(),
             generation: 0,
             maps: None,
@@ -455,6 +458,18 @@ impl Live {
         // Right below the title line, above every table.
         let at = text.find("\n\n").map(|i| i + 2).unwrap_or(0);
         text.insert_str(at, &notices);
+        if !self.quarantined.is_empty() {
+            text.push_str(
+                "\n## 被隔离的工作机（故障率显著高于其余工作机）\n\n|工作机|依据|\n|---|---|\n",
+            );
+            for e in &self.quarantined {
+                text.push_str(&format!(
+                    "|{}|{}|\n",
+                    e.worker.replace(['|', '\n'], " "),
+                    e.to_string().replace(['|', '\n'], " ")
+                ));
+            }
+        }
         if !self.failed.is_empty() {
             text.push_str("\n## 未完成的对局（基础设施故障，不计分）\n\n|对局|原因|\n|---:|---|\n");
             for (n, why) in &self.failed {
@@ -467,6 +482,7 @@ impl Live {
     /// Refresh 汇总.md (warm-started refit: cheap).
     pub fn write_report(&mut self, dir: &Path) -> Result<()> {
         self.load_not_compiled(dir)?;
+        self.quarantined = super::quarantine::read(dir);
         self.load_maps(dir);
         self.refresh_bootstrap(false);
         let text = self.report_text();

@@ -31,6 +31,15 @@ pub trait Transport {
     async fn completed(&mut self, _numbers: &[u64]) -> anyhow::Result<()> {
         Ok(())
     }
+    /// Stop handing jobs to `worker`: the run quarantined it (`evidence` says why). Default:
+    /// nothing to do (the run refuses its reports whatever the transport does).
+    async fn quarantine(&mut self, _worker: &str, _evidence: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Quarantined workers an operator released since the last call. Default: none.
+    async fn released(&mut self) -> Vec<String> {
+        Vec::new()
+    }
     /// Stop the workers this transport owns (embedded) or close connections (cluster).
     async fn shutdown(self) -> anyhow::Result<()>;
     /// A short description for logs ("embedded, 2 workers").

@@ -374,6 +374,7 @@ impl Live {
             }),
             rule,
             not_compiled: self.not_compiled().to_vec(),
+            quarantined: self.quarantined.clone(),
             ..Page::default()
         };
         self.page.builder.fill(&mut page);

@@ -20,7 +20,7 @@ mod letters;
 mod readers;
 mod upkeep;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -117,6 +117,10 @@ pub struct RabbitMq {
     ledger: Ledger,
     /// Jobs the broker dead-lettered at the delivery limit, to publish again.
     again: Vec<u64>,
+    /// Workers this run quarantined (no longer counted live: their jobs are played elsewhere).
+    quarantined: HashSet<String>,
+    /// Quarantined workers an operator released, for the run to learn.
+    released: Vec<String>,
 }
 
 impl RabbitMq {
@@ -143,6 +147,8 @@ impl RabbitMq {
             unsent: Vec::new(),
             ledger: Ledger::new(),
             again: Vec::new(),
+            quarantined: HashSet::new(),
+            released: Vec::new(),
         };
         t.take_ownership().await?;
         let completed = std::mem::take(&mut t.spec.completed);
@@ -396,6 +402,12 @@ impl RabbitMq {
     /// reads as normal in their logs, not as a broker error.
     pub async fn cleanup(&mut self) -> Result<()> {
         self.spec.store.forget(&self.spec.tournament).await?;
+        for w in &self.quarantined {
+            self.spec
+                .store
+                .release(w, Some(&self.spec.tournament))
+                .await?;
+        }
         if let Some(l) = &self.link {
             tokio::time::sleep(WORKERS_LET_GO).await;
             self.names.delete(&l.ch).await?;
@@ -477,6 +489,24 @@ impl Transport for RabbitMq {
             tracing::warn!("Redis: recording completed matches: {e:#}");
         }
         Ok(())
+    }
+
+    async fn quarantine(&mut self, worker: &str, evidence: &str) -> Result<()> {
+        self.quarantined.insert(worker.to_string());
+        if let Err(e) = self
+            .spec
+            .store
+            .quarantine(&self.spec.tournament, worker, evidence)
+            .await
+        {
+            // The run refuses its reports all the same; the worker keeps taking jobs meanwhile.
+            tracing::warn!(worker, "Redis: recording the quarantine: {e:#}");
+        }
+        Ok(())
+    }
+
+    async fn released(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.released)
     }
 
     async fn shutdown(mut self) -> Result<()> {

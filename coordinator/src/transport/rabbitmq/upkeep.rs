@@ -74,6 +74,7 @@ impl RabbitMq {
             tracing::warn!("Redis: {e:#}");
             return Ok(());
         }
+        self.watch_released().await;
         self.watch_lost().await?;
         let overwrite = std::mem::take(&mut self.reupload);
         for (sha, path) in &self.spec.artifacts {
@@ -101,6 +102,28 @@ impl RabbitMq {
             eprintln!("{}", self.view().await);
         }
         Ok(())
+    }
+
+    /// Notice the quarantined workers an operator released (`farm quarantine release`): their
+    /// entry for this tournament is gone from Redis. Skipped while Redis cannot be asked.
+    async fn watch_released(&mut self) {
+        let mut gone = Vec::new();
+        for w in &self.quarantined {
+            match self.spec.store.quarantined_by(w).await {
+                Ok(by) if !by.iter().any(|(t, _)| *t == self.spec.tournament) => {
+                    gone.push(w.clone())
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!("Redis: {e:#}");
+                    return;
+                }
+            }
+        }
+        for w in gone {
+            self.quarantined.remove(&w);
+            self.released.push(w);
+        }
     }
 
     /// Publish again the jobs lost with their workers (see [`crate::transport::watch`]); report
@@ -138,10 +161,12 @@ impl RabbitMq {
                 return Ok(());
             }
         };
+        // A quarantined worker counts as gone: the jobs it holds are played elsewhere.
         let fleet = Fleet::of(
             &self.spec.tournament,
             workers
                 .iter()
+                .filter(|w| !self.quarantined.contains(&w.id))
                 .map(|w| (w.id.as_str(), w.current.iter().map(String::as_str))),
             queued,
         );

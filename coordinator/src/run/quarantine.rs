@@ -1,0 +1,169 @@
+//! The run's quarantine of bad workers: the shell around [`shared::quarantine`]. Every report
+//! the run takes in is counted against the worker that sent it (the bots seated and whether
+//! each faulted, or no result at all); a worker whose record stands out from the fleet's is
+//! quarantined: its later reports are refused and their matches played elsewhere, the
+//! transport is told (a cluster stops handing it jobs), and `quarantine.json` in the output
+//! folder keeps the evidence for 汇总.md, report.html and a resumed run. An operator releases
+//! a worker with `farm quarantine release` (cluster) or by removing it from `quarantine.json`
+//! before a resume.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use shared::quarantine::{Evidence, Quarantine};
+
+/// The record's file in the output folder.
+pub const FILE_NAME: &str = "quarantine.json";
+
+/// The quarantine of one run, backed by its record file.
+pub struct Guard {
+    q: Quarantine,
+    out: PathBuf,
+}
+
+/// The quarantined workers recorded in `out` (none when there is no record; a record that
+/// does not parse is reported and read as none, never fatal: it is an operator's view).
+pub fn read(out: &Path) -> Vec<Evidence> {
+    let path = out.join(FILE_NAME);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
+            tracing::warn!("{}: not a quarantine record ({e}); ignored", path.display());
+            Vec::new()
+        }),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The seats of a result row's `result` object: each bot's name and whether it faulted.
+pub fn seats(result: &Value) -> Vec<(String, bool)> {
+    let names = result.get("names").and_then(Value::as_array);
+    let errors = result.get("errors").and_then(Value::as_array);
+    let (Some(names), Some(errors)) = (names, errors) else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .zip(errors)
+        .filter_map(|(n, e)| Some((n.as_str()?.to_string(), e.as_i64().unwrap_or(0) > 0)))
+        .collect()
+}
+
+impl Guard {
+    /// The quarantine of the run writing to `out`, with the workers it recorded earlier.
+    pub fn open(out: &Path) -> Guard {
+        let mut q = Quarantine::default();
+        for e in read(out) {
+            q.restore(e);
+        }
+        let guard = Guard {
+            q,
+            out: out.to_path_buf(),
+        };
+        guard.show();
+        guard
+    }
+
+    /// True when `worker`'s reports are refused.
+    pub fn refuses(&self, worker: &str) -> bool {
+        self.q.is_quarantined(worker)
+    }
+
+    /// Count a report of `worker`: `result` is its row's result object, None when it gave
+    /// none. Returns the evidence when this report gets the worker quarantined (recorded,
+    /// logged and on /metrics by then).
+    pub fn took(&mut self, worker: &str, result: Option<&Value>) -> Option<Evidence> {
+        let evidence = match result {
+            Some(r) => {
+                let seats = seats(r);
+                let seats: Vec<(&str, bool)> =
+                    seats.iter().map(|(n, f)| (n.as_str(), *f)).collect();
+                self.q.result(worker, &seats)
+            }
+            None => self.q.no_result(worker),
+        }?;
+        tracing::warn!(
+            worker,
+            "worker quarantined: {evidence}; its reports are refused from now on and its matches played elsewhere"
+        );
+        self.save();
+        self.show();
+        Some(evidence)
+    }
+
+    /// An operator released `worker`: its reports count again, from a clean record.
+    pub fn release(&mut self, worker: &str) {
+        if self.q.release(worker) {
+            tracing::info!(worker, "worker released from quarantine");
+            crate::metrics::global()
+                .quarantined
+                .with_label_values(&[worker])
+                .set(0);
+            self.save();
+        }
+    }
+
+    /// The quarantined workers, by name.
+    pub fn quarantined(&self) -> Vec<Evidence> {
+        self.q.quarantined().cloned().collect()
+    }
+
+    fn save(&self) {
+        let text = serde_json::to_string_pretty(&self.quarantined()).unwrap_or_default() + "\n";
+        if let Err(e) = crate::fsio::write_atomic(&self.out.join(FILE_NAME), text.as_bytes()) {
+            tracing::warn!("could not record the quarantine: {e:#}");
+        }
+    }
+
+    fn show(&self) {
+        let m = crate::metrics::global();
+        for e in self.q.quarantined() {
+            m.quarantined.with_label_values(&[&e.worker]).set(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seats_come_from_the_rows_names_and_errors() {
+        let r = serde_json::json!({"names": ["a", "b", "c"], "errors": [0, 2, 0]});
+        assert_eq!(
+            seats(&r),
+            [("a".into(), false), ("b".into(), true), ("c".into(), false)]
+        );
+        assert!(seats(&serde_json::json!({"names": ["a"]})).is_empty());
+    }
+
+    #[test]
+    fn the_record_survives_a_restart_and_a_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut g = Guard::open(dir.path());
+        let clean = serde_json::json!({"names": ["A", "B"], "errors": [0, 0]});
+        let bad = serde_json::json!({"names": ["A", "B"], "errors": [1, 1]});
+        for _ in 0..5 {
+            for w in ["w1", "w2", "w3", "w4"] {
+                assert!(g.took(w, Some(&clean)).is_none());
+            }
+        }
+        let hit = (0..30).find_map(|_| {
+            ["w1", "w2", "w3"]
+                .iter()
+                .for_each(|w| assert!(g.took(w, Some(&clean)).is_none()));
+            g.took("w4", Some(&bad))
+        });
+        assert_eq!(hit.map(|e| e.worker), Some("w4".to_string()));
+        assert!(g.refuses("w4") && !g.refuses("w1"));
+        let again = Guard::open(dir.path());
+        assert!(again.refuses("w4"));
+        assert_eq!(read(dir.path()).len(), 1);
+        let mut again = again;
+        again.release("w4");
+        assert!(!again.refuses("w4"));
+        assert!(read(dir.path()).is_empty());
+        // A record that does not parse is read as none.
+        std::fs::write(dir.path().join(FILE_NAME), "{oops").unwrap();
+        assert!(Guard::open(dir.path()).quarantined().is_empty());
+    }
+}

@@ -1,0 +1,336 @@
+//! Quarantine of a bad worker, for real (issue 25 §2): three `farm worker` processes on
+//! RabbitMQ and Redis; one of them goes bad mid-run (its compile cache is corrupted on disk, so
+//! every bot it starts afterwards fails, whichever bot it is). The coordinator quarantines it
+//! within a bounded number of its reports, it takes no more jobs (and says so in its log),
+//! its matches are played elsewhere, and the tournament ends with every match once, the same
+//! ranking as the clean embedded run and every result from the good workers identical to it;
+//! 汇总.md, report.html, quarantine.json and `farm quarantine list` name it with the
+//! evidence, and `farm quarantine release` lets it go. A genuinely crashing bot on a clean
+//! fleet gets no worker quarantined.
+
+mod cluster_support;
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cluster_support::*;
+use serde_json::Value;
+
+/// Most reports the bad worker may send before it is quarantined: one clean match, then every
+/// seat it plays fails (the pure test's bound for a host that spoils every seat is 12).
+const BOUND: usize = 14;
+
+/// A compile cache folder the sandboxed compiler can reach (a tempdir is 0700), removed on drop.
+struct Cache(PathBuf);
+
+impl Cache {
+    fn new(name: &str) -> Cache {
+        let dir = PathBuf::from(format!(
+            "/var/cache/matchfarm-test-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Cache(dir)
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Replace every compiled bot (`*.bin`) under `dir` with bytes no kernel can execute (a new
+/// file renamed over the old one, as a bad disk or a stray process might leave it).
+fn corrupt_executables(dir: &Path) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            n += corrupt_executables(&path);
+        } else if path.extension().is_some_and(|e| e == "bin") {
+            let tmp = path.with_extension("corrupt");
+            std::fs::write(&tmp, b"\x7fELF but not really: a corrupted cache\n").unwrap();
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+            n += 1;
+        }
+    }
+    n
+}
+
+/// played-by.jsonl of the run: (match, worker, failed).
+fn played_by(out: &Path) -> Vec<(u64, String, Option<String>)> {
+    std::fs::read_to_string(out.join("played-by.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| {
+            (
+                v["number"].as_u64().unwrap(),
+                v["worker"].as_str().unwrap().to_string(),
+                v["failed"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+fn quarantined(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("quarantine.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// The Bradley–Terry ranking (best first) of a results.json.
+fn ranking(results: &[Value]) -> Vec<String> {
+    let games: Vec<shared::results::GameResult> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r["result"].is_null())
+        .map(|(i, r)| shared::results::GameResult::from_results_row(r, i + 1).unwrap())
+        .collect();
+    let fit = shared::bt::fit(&games, &["A", "R", "Base"], &[2, 3], "Base").unwrap();
+    fit.ranked()
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect()
+}
+
+fn farm_cmd(args: &[&str]) -> (bool, String) {
+    let out = Command::new(farm()).args(args).output().unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet() {
+    let Some(_serial) = setup() else { return };
+    let reference = reference();
+    let farm = Farm::new("quar", 9);
+    let cache = Cache::new("quar");
+    let bad_id = format!("{}-bad", farm.name);
+    let _good1 = farm.worker("good1", 1);
+    let _good2 = farm.worker("good2", 1);
+    let cache_arg = cache.0.display().to_string();
+    let bad = farm.worker_args("bad", 1, "bad", &["--cache-dir", &cache_arg]);
+    let mut coord = farm.start_cluster(&[]);
+    let out = farm.output();
+
+    // The bad worker plays one clean match (compiling the bots into its own cache), then its
+    // cache goes bad.
+    let t0 = Instant::now();
+    while !played_by(&out)
+        .iter()
+        .any(|(_, w, failed)| *w == bad_id && failed.is_none())
+    {
+        assert!(
+            coord.running(),
+            "coordinator ended early:\n{}",
+            coord.stderr()
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "the bad worker played no match in 3 minutes:\n{}",
+            bad.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let spoiled = corrupt_executables(&cache.0);
+    assert!(spoiled >= 1, "no compiled bot in {}", cache.0.display());
+    let before = played_by(&out)
+        .iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .count();
+
+    // Quarantined within a bounded number of its reports.
+    let t0 = Instant::now();
+    while quarantined(&out).is_empty() {
+        assert!(
+            coord.running(),
+            "the run ended with no quarantine:\n{}",
+            coord.stderr()
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "no quarantine in 4 minutes; played-by: {:?}",
+            played_by(&out)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let q = quarantined(&out);
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert_eq!(q[0]["worker"], bad_id.as_str(), "{q:?}");
+    let reports = q[0]["reports"].as_u64().unwrap() as usize;
+    eprintln!("quarantined after {reports} reports ({before} before its cache went bad): {q:?}");
+    let bad_rows: Vec<_> = played_by(&out)
+        .into_iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .collect();
+    eprintln!("its reports: {bad_rows:?}");
+    assert!(
+        reports <= BOUND && reports >= before,
+        "quarantined after {reports} reports ({before} before its cache went bad): {q:?}"
+    );
+
+    // The quarantined worker stops taking the tournament's jobs and says why.
+    let t0 = Instant::now();
+    while !bad.stderr().contains("quarantined by the tournament") {
+        assert!(t0.elapsed() < Duration::from_secs(30), "{}", bad.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let taken_then = played_by(&out)
+        .iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .count();
+
+    let done = coord.wait_limit(Duration::from_secs(600));
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert!(
+        done.stderr.contains("quarantined worker"),
+        "{}",
+        done.stderr
+    );
+    let rows = played_by(&out);
+    let by_bad = rows.iter().filter(|(_, w, _)| *w == bad_id).count();
+    // At most the matches it had in hand when the quarantine reached it (one slot), refused.
+    assert!(by_bad <= taken_then + 1, "{by_bad} > {taken_then} + 1");
+    let accepted_late = rows
+        .iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .skip(reports)
+        .filter(|(_, _, failed)| failed.is_none())
+        .count();
+    assert_eq!(
+        accepted_late, 0,
+        "a quarantined worker's report was accepted"
+    );
+
+    // Every match once; the ranking of the clean embedded run; every result a good worker gave
+    // is the embedded run's.
+    let got = results(&out);
+    assert_eq!(got.len(), reference.len());
+    assert_eq!(ranking(&got), ranking(&reference));
+    let mut giver: HashMap<u64, String> = HashMap::new();
+    for (n, w, failed) in &rows {
+        if failed.is_none() {
+            giver.entry(*n).or_insert_with(|| w.clone());
+        }
+    }
+    let mut compared = 0;
+    for (g, r) in got.iter().zip(&reference) {
+        let n = g["match"].as_u64().unwrap();
+        if giver.get(&n).is_some_and(|w| *w != bad_id) {
+            assert_eq!(g["result"]["ranks"], r["result"]["ranks"], "match {n}");
+            assert_eq!(g["result"]["points"], r["result"]["points"], "match {n}");
+            compared += 1;
+        }
+    }
+    assert!(compared + reports >= got.len(), "{compared} compared");
+
+    // Every view names it with the evidence.
+    let summary = std::fs::read_to_string(out.join("汇总.md")).unwrap();
+    assert!(
+        summary.contains("被隔离的工作机") && summary.contains(&bad_id),
+        "{summary}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains(&format!("Quarantined: {bad_id}")),
+        "report.html"
+    );
+
+    // Released by the operator (the run has ended: the tournament's entry went with it, so
+    // plant one as a running coordinator would have left it).
+    let redis = farm.redis_url();
+    let (ok, listed) = farm_cmd(&["quarantine", "--redis", &redis, "list"]);
+    assert!(
+        ok && listed.contains("no worker is quarantined"),
+        "{listed}"
+    );
+    let mut con = redis::Client::open(redis.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(format!("farm:quarantine:{bad_id}"))
+        .arg("t1")
+        .arg("3 of 4 seats with a bot fault")
+        .query(&mut con)
+        .unwrap();
+    let (ok, listed) = farm_cmd(&["quarantine", "--redis", &redis, "list"]);
+    assert!(
+        ok && listed.contains(&format!("{bad_id}\tt1\t3 of 4")),
+        "{listed}"
+    );
+    let (ok, said) = farm_cmd(&["quarantine", "--redis", &redis, "release", &bad_id]);
+    assert!(ok && said.contains("released"), "{said}");
+    let (ok, said) = farm_cmd(&["quarantine", "--redis", &redis, "release", &bad_id]);
+    assert!(!ok && said.contains("is not quarantined"), "{said}");
+}
+
+#[test]
+fn a_crashing_bot_gets_no_good_worker_quarantined() {
+    let Some(_serial) = setup() else { return };
+    let farm = Farm::new("quarcrash", 9);
+    let _w: Vec<Proc> = ["w1", "w2", "w3"]
+        .iter()
+        .map(|id| farm.worker(id, 1))
+        .collect();
+    let mut coord = farm.start_tournament(&[
+        "--bots",
+        "C=bots/test/crasher.cpp",
+        &format!("A={ANSWER_BOT}"),
+        "Base=bots/bomberman/baseline.cpp",
+        "--anchor",
+        "Base",
+        "--sizes",
+        "2",
+        "3",
+        "--seeds",
+        "10",
+        "--seed",
+        "99",
+    ]);
+    let done = coord.wait_limit(Duration::from_secs(600));
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    let out = farm.output();
+    let rows = played_by(&out);
+    let workers: std::collections::HashSet<&str> =
+        rows.iter().map(|(_, w, _)| w.as_str()).collect();
+    assert!(workers.len() >= 2, "only {workers:?} played");
+    let crashes = results(&out)
+        .iter()
+        .filter(|r| {
+            r["result"]["names"]
+                .as_array()
+                .zip(r["result"]["errors"].as_array())
+                .is_some_and(|(n, e)| {
+                    n.iter()
+                        .zip(e)
+                        .any(|(n, e)| n == "C" && e.as_i64() > Some(0))
+                })
+        })
+        .count();
+    assert!(
+        crashes >= 20,
+        "the crasher crashed in only {crashes} matches"
+    );
+    assert!(quarantined(&out).is_empty(), "{:?}", quarantined(&out));
+    assert!(
+        !done.stderr.contains("quarantined worker"),
+        "{}",
+        done.stderr
+    );
+}
