@@ -5,8 +5,9 @@
 //! its matches are played elsewhere, and the tournament ends with every match once, the same
 //! ranking as the clean embedded run and every result from the good workers identical to it;
 //! 汇总.md, report.html, quarantine.json and `farm quarantine list` name it with the
-//! evidence, and `farm quarantine release` lets it go. A genuinely crashing bot on a clean
-//! fleet gets no worker quarantined.
+//! evidence; `farm run --resume --redo-suspect` plays the matches it gave results of again,
+//! after which every result is the clean run's; and `farm quarantine release` lets it go. A
+//! genuinely crashing bot on a clean fleet gets no worker quarantined.
 
 mod cluster_support;
 
@@ -249,6 +250,35 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
     assert!(
         page.contains(&format!("Quarantined: {bad_id}")),
         "report.html"
+    );
+
+    // The results it gave before it was quarantined are suspect: a resume with
+    // --redo-suspect (here embedded) takes them back and plays them again, and then every
+    // result is the clean run's.
+    let suspect = giver.values().filter(|w| **w == bad_id).count();
+    assert!(suspect >= 1, "the bad worker gave no result");
+    let redo = Command::new(cluster_support::farm())
+        .current_dir(root())
+        .arg("run")
+        .args(tournament_args())
+        .args(["--workers", "2", "--resume", "--redo-suspect", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&redo.stderr);
+    assert!(redo.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "playing again {suspect} matches whose results came from workers quarantined since"
+        )),
+        "{said}"
+    );
+    assert_same_results(&out, &reference);
+    let log = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(
+        log.matches("\"retracted: ").count(),
+        suspect,
+        "one retraction line each"
     );
 
     // Released by the operator (the run has ended: the tournament's entry went with it, so

@@ -64,6 +64,11 @@ pub struct RunArgs {
     /// scripts. Refused with --until-settled, whose rule reads results in schedule order.
     #[arg(long, requires = "resume")]
     pub redo_failed: bool,
+    /// With --resume: take back the results given by workers this run quarantined
+    /// (quarantine.json) and play those matches again; the log keeps a retraction line for
+    /// each. Refused with --until-settled.
+    #[arg(long, requires = "resume")]
+    pub redo_suspect: bool,
     /// Play even if some .cpp entrants do not compile. Each such bot is eliminated at turn 0 in
     /// every one of its matches and those matches do not count for scoring; 汇总.md, bt.json and
     /// the final output name these bots. Without this flag the run compiles every entrant first
@@ -234,6 +239,7 @@ fn engine_of(args: &RunArgs, setup: &Setup) -> Result<Engine> {
     Ok(Engine {
         workspace: setup.workspace.clone(),
         redo_failed: args.redo_failed,
+        redo_suspect: args.redo_suspect,
         cluster: args.cluster.cluster()?,
         host: setup.host.clone(),
         clock: setup.clock,

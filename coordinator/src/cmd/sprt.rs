@@ -148,6 +148,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
     let engine = Engine {
         workspace: args.workspace.clone(),
         redo_failed: false,
+        redo_suspect: false,
         cluster: args.cluster.cluster()?,
         host: setup.host.clone(),
         clock: setup.clock,

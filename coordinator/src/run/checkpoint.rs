@@ -3,7 +3,9 @@
 //! the unsynced tail. `results.json` and the reports are views rebuilt from this log. A torn last
 //! line (crash mid-write) is cut off on resume, and the operator is told. A failed match that is
 //! played again (`--redo-failed`) is appended later as a line with the same number that replaces
-//! the failed one; every other line must follow schedule order.
+//! the failed one, and so is a retraction ([`Row::retraction`], `--redo-suspect`: a saved result
+//! taken back because its worker was quarantined, then played again like a failed match);
+//! every other line must follow schedule order.
 //!
 //! A result that arrives ahead of an earlier match is not kept in memory only: it goes to the
 //! side journal `results.ahead.jsonl` (fsynced with the log), so that a result is durable before
@@ -37,6 +39,31 @@ pub struct Row {
     /// Why the match has no result (infrastructure only; never a bot's fault).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+}
+
+/// The start of a retraction's `failed` reason.
+pub const RETRACTED: &str = "retracted: ";
+
+impl Row {
+    /// A line that takes back match `number`'s saved result (`why`: e.g. its worker was
+    /// quarantined since); the match then counts as failed until it is played again.
+    pub fn retraction(number: u64, size: u32, why: &str) -> Row {
+        Row {
+            number,
+            size,
+            result: None,
+            failed: Some(format!("{RETRACTED}{why}")),
+        }
+    }
+
+    /// True for a [`Row::retraction`].
+    pub fn is_retraction(&self) -> bool {
+        self.result.is_none()
+            && self
+                .failed
+                .as_deref()
+                .is_some_and(|f| f.starts_with(RETRACTED))
+    }
 }
 
 /// What reading an existing log found.
@@ -117,7 +144,8 @@ pub fn parse(bytes: &[u8], schedule_len: u64) -> Result<Parsed, BadRow> {
             .filter(|_| row.number < expected)
             .and_then(|i| rows.get_mut(i));
         match earlier {
-            Some(old) if old.failed.is_some() && row.result.is_some() => *old = row,
+            // A failed match played again (whatever came of it), or a saved result retracted.
+            Some(old) if old.failed.is_some() || row.is_retraction() => *old = row,
             _ if row.number == expected => rows.push(row),
             _ => {
                 return Err(BadRow::OutOfOrder {
@@ -280,6 +308,17 @@ impl Log {
         }
     }
 
+    /// Take back the saved result of match `number` (written now as a retraction line, durable
+    /// at the next [`Log::sync`]) and let the match be written again.
+    pub fn retract(&mut self, number: u64, size: u32, why: &str) -> Result<()> {
+        if number >= self.next {
+            bail!("match {number} has no saved result to take back");
+        }
+        self.write(&Row::retraction(number, size, why))?;
+        self.redo.insert(number);
+        Ok(())
+    }
+
     /// True when `number` is already in the log or waiting to be written.
     pub fn has(&self, number: u64) -> bool {
         (number < self.next && !self.redo.contains(&number)) || self.waiting.contains_key(&number)
@@ -403,6 +442,52 @@ mod tests {
             result: Some(serde_json::json!({"ranks": [1, 2]})),
             failed: None,
         }
+    }
+
+    #[test]
+    fn a_retracted_result_is_played_again_and_a_failed_match_may_fail_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(LOG_NAME);
+        let mut log = Log::open(&p, 0, &[]).unwrap();
+        let failed = |n| Row {
+            failed: Some("disk full".into()),
+            result: None,
+            ..row(n)
+        };
+        log.push(row(1)).unwrap();
+        log.push(failed(2)).unwrap();
+        log.sync().unwrap();
+        assert!(
+            log.retract(3, 2, "x").is_err(),
+            "nothing saved to take back"
+        );
+        log.retract(1, 2, "its worker was quarantined").unwrap();
+        log.allow_redo(2);
+        assert!(!log.has(1) && !log.has(2));
+        log.push(failed(2)).unwrap(); // played again, failed again
+        log.push(Row {
+            result: Some(serde_json::json!({"ranks": [2, 1]})),
+            ..row(1)
+        })
+        .unwrap();
+        log.sync().unwrap();
+        drop(log);
+        let rows = recover(&p, 10).unwrap().rows;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].result, Some(serde_json::json!({"ranks": [2, 1]})));
+        assert_eq!(rows[1].failed.as_deref(), Some("disk full"));
+        // A result written twice is still an edit, and so is a failure over a result that is
+        // not a retraction.
+        for second in [row(1), failed(1)] {
+            let mut text = Vec::new();
+            for r in [row(1), second] {
+                serde_json::to_writer(&mut text, &r).unwrap();
+                text.push(b'\n');
+            }
+            assert!(matches!(parse(&text, 10), Err(BadRow::OutOfOrder { .. })));
+        }
+        let r = Row::retraction(1, 2, "why");
+        assert!(r.is_retraction() && !failed(1).is_retraction());
     }
 
     #[test]

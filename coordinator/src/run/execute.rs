@@ -40,6 +40,9 @@ const RETRIES: u32 = 2;
 pub struct Engine {
     pub workspace: PathBuf,
     pub redo_failed: bool,
+    /// With a resume: take back the results that workers quarantined since gave, and play
+    /// those matches again.
+    pub redo_suspect: bool,
     /// Cluster mode when set (embedded local workers otherwise).
     pub cluster: Option<Cluster>,
     pub host: HostSettings,
@@ -94,9 +97,9 @@ pub async fn drive<T: Transport>(
     let out = plan.output.clone();
     std::fs::create_dir_all(out.join("replays"))
         .with_context(|| format!("creating {}", out.join("replays").display()))?;
-    if stop.is_some() && engine.redo_failed {
+    if stop.is_some() && (engine.redo_failed || engine.redo_suspect) {
         anyhow::bail!(
-            "--redo-failed cannot be combined with a rule that stops the run early (--until-settled, farm sprt): the rule reads the results in schedule order; start a new run instead"
+            "--redo-failed and --redo-suspect cannot be combined with a rule that stops the run early (--until-settled, farm sprt): the rule reads the results in schedule order; start a new run instead"
         );
     }
     start_index(&out, &plan);
@@ -113,8 +116,12 @@ pub async fn drive<T: Transport>(
     // plays it again. Not under a stop rule, which reads the results in schedule order.
     let redo = stop.is_none();
     let mut failed_before: Vec<u64> = Vec::new();
+    let suspect = match engine.redo_suspect {
+        true => super::quarantine::suspects(&out, &plan.done),
+        false => Default::default(),
+    };
     for row in &plan.done {
-        if row.result.is_none() && redo {
+        if (row.result.is_none() && redo) || suspect.contains_key(&row.number) {
             failed_before.push(row.number);
             continue;
         }
@@ -134,8 +141,21 @@ pub async fn drive<T: Transport>(
             failed_before
         );
     }
+    if !suspect.is_empty() {
+        eprintln!(
+            "note: playing again {} matches whose results came from workers quarantined since (--redo-suspect): {:?}",
+            suspect.len(),
+            suspect.keys().collect::<Vec<_>>()
+        );
+    }
     pending.extend(failed_before.iter().copied());
     let mut log = Log::open(&out.join(LOG_NAME), plan.done.len() as u64, &plan.ahead)?;
+    for (n, worker) in &suspect {
+        let size = plan.schedule[(n - 1) as usize].size as u32;
+        let why = format!("its result came from worker {worker}, quarantined since");
+        log.retract(*n, size, &why)?;
+    }
+    log.sync()?;
     let durable_ahead: std::collections::HashSet<u64> = log.waiting_numbers().into_iter().collect();
     pending.extend(((plan.done.len() as u64 + 1)..=limit).filter(|n| !durable_ahead.contains(n)));
     for n in &failed_before {

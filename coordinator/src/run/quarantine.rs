@@ -5,12 +5,17 @@
 //! transport is told (a cluster stops handing it jobs), and `quarantine.json` in the output
 //! folder keeps the evidence for 汇总.md, report.html and a resumed run. An operator releases
 //! a worker with `farm quarantine release` (cluster) or by removing it from `quarantine.json`
-//! before a resume.
+//! before a resume. The results a quarantined worker gave before are suspect: `farm run
+//! --resume --redo-suspect` takes them back and plays those matches again ([`suspects`]).
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use shared::quarantine::{Evidence, Quarantine};
+
+use super::checkpoint::Row;
+use super::played_by;
 
 /// The record's file in the output folder.
 pub const FILE_NAME: &str = "quarantine.json";
@@ -45,6 +50,29 @@ pub fn seats(result: &Value) -> Vec<(String, bool)> {
         .iter()
         .zip(errors)
         .filter_map(|(n, e)| Some((n.as_str()?.to_string(), e.as_i64().unwrap_or(0) > 0)))
+        .collect()
+}
+
+/// The saved results that a worker quarantined in `out` gave (`--redo-suspect`): match
+/// number → worker, from `played-by.jsonl` (each match's last accepted report) and
+/// `quarantine.json`. Only rows of `done` with a result count.
+pub fn suspects(out: &Path, done: &[Row]) -> BTreeMap<u64, String> {
+    let bad: HashSet<String> = read(out).into_iter().map(|e| e.worker).collect();
+    if bad.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut giver: HashMap<u64, String> = HashMap::new();
+    for p in played_by::read(out) {
+        if p.failed.is_none() {
+            giver.insert(p.number, p.worker);
+        }
+    }
+    done.iter()
+        .filter(|r| r.result.is_some())
+        .filter_map(|r| {
+            let w = giver.get(&r.number)?;
+            bad.contains(w).then(|| (r.number, w.clone()))
+        })
         .collect()
 }
 
