@@ -1,7 +1,7 @@
 //! Phase 3 of the containers test, the run itself: the host's `farm run --broker` plays a
 //! tournament (with the network probe bot) through the workers while one of them is `podman
 //! kill`ed and one `podman stop`ped mid-run, replacements started; what it leaves is checked in
-//! `checks`.
+//! `checks`. The stopped worker drains: the matches it held at SIGTERM finish and land.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -146,7 +146,11 @@ fn stop_one(site: &Site, workers: &Workers, total: usize) {
         stopped_at < total,
         "the run finished before the stop; make the tournament longer"
     );
+    // The matches it holds now (its heartbeat lists them within a few seconds of taking one).
+    let held = held_by_container(site, &stopped, Duration::from_secs(8));
     let ts = Instant::now();
+    // The compose file's stop_grace_period (the container's --stop-timeout): SIGTERM, and
+    // SIGKILL only once the grace has passed.
     podman_ok(&["stop", &stopped]);
     let stop_took = ts.elapsed();
     let code = podman_ok(&["inspect", "-f", "{{.State.ExitCode}}", &stopped]);
@@ -168,4 +172,75 @@ fn stop_one(site: &Site, workers: &Workers, total: usize) {
         left.is_empty(),
         "bot processes of the stopped worker survive: {left:?}"
     );
+    // Drained, not dropped: every match it held when SIGTERMed was finished by it and its
+    // result taken in by the coordinator.
+    assert!(
+        !held.is_empty() || !busy,
+        "{stopped} was playing but its heartbeat listed no match"
+    );
+    let t0 = Instant::now();
+    loop {
+        let landed = accepted_from(site, &stopped);
+        let missing: Vec<&u64> = held.iter().filter(|n| !landed.contains(n)).collect();
+        if missing.is_empty() {
+            eprintln!("{stopped} finished the matches it held at SIGTERM ({held:?}) and their results landed");
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "matches {missing:?} that {stopped} held at SIGTERM have no result from it:\n{}",
+            tail(&slog, 30)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The match numbers the worker in container `name` (id `<name>-<pid>`) lists in its
+/// heartbeat; waits up to `limit` for a non-empty list.
+fn held_by_container(site: &Site, name: &str, limit: Duration) -> Vec<u64> {
+    let mut con = redis::Client::open(site.farm.redis_url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("farm:worker:{name}-*"))
+            .query(&mut con)
+            .unwrap();
+        let mut held = Vec::new();
+        for k in keys {
+            let json: Option<String> = redis::cmd("GET").arg(&k).query(&mut con).unwrap();
+            let v: Value = json
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_default();
+            for label in v["current"].as_array().into_iter().flatten() {
+                if let Some(n) = label
+                    .as_str()
+                    .and_then(|l| l.rsplit_once('#'))
+                    .and_then(|(_, n)| n.parse().ok())
+                {
+                    held.push(n);
+                }
+            }
+        }
+        if !held.is_empty() || t0.elapsed() >= limit {
+            return held;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Matches whose report from the worker in container `name` gave the result (played-by.jsonl).
+fn accepted_from(site: &Site, name: &str) -> BTreeSet<u64> {
+    let prefix = format!("{name}-");
+    std::fs::read_to_string(site.farm.output().join("played-by.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| {
+            v["failed"].is_null() && v["worker"].as_str().is_some_and(|w| w.starts_with(&prefix))
+        })
+        .filter_map(|v| v["number"].as_u64())
+        .collect()
 }
