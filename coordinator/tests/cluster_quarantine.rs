@@ -1,6 +1,8 @@
 //! Quarantine of a bad worker, for real (issue 25 §2): three `farm worker` processes on
-//! RabbitMQ and Redis; one of them goes bad mid-run (its compile cache is corrupted on disk, so
-//! every bot it starts afterwards fails, whichever bot it is). The coordinator quarantines it
+//! RabbitMQ and Redis; one of them, a host of its own mounts (`unshare -m`), goes bad mid-run:
+//! its g++ is replaced by a broken one that turns every program into one that exits at once, so
+//! every bot it compiles afterwards fails to play, whichever bot it is. (A corrupted compile
+//! cache is no longer such a fault: the worker checks cached executables and compiles again.) The coordinator quarantines it
 //! within a bounded number of its reports, it takes no more jobs (and says so in its log),
 //! its matches are played elsewhere, and the tournament ends with every match once, the same
 //! ranking as the clean embedded run and every result from the good workers identical to it;
@@ -15,7 +17,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cluster_support::*;
 use serde_json::Value;
@@ -46,23 +48,44 @@ impl Drop for Cache {
     }
 }
 
-/// Replace every compiled bot (`*.bin`) under `dir` with bytes no kernel can execute (a new
-/// file renamed over the old one, as a bad disk or a stray process might leave it).
-fn corrupt_executables(dir: &Path) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+/// A g++ that "compiles" every program into `false` (it exits at once, having said nothing), as a
+/// damaged toolchain might. `--version` and `-dumpmachine` are asked only when a worker starts.
+const BROKEN_COMPILER: &str = "#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do\n  \
+    if [ \"$1\" = -o ]; then out=$2; shift; fi\n  shift\ndone\n\
+    exec cp /usr/bin/false \"$out\"\n";
+
+/// Break the compiler of the worker `pid` (it runs in a mount namespace of its own: only its
+/// host is affected) and clear its compile cache as a tmp cleaner would, so that every bot it
+/// starts from now on was compiled by the broken g++ (the compile cache is `compile/` in the
+/// worker's cache folder). The number of cached files removed.
+fn break_compiler(pid: u32, scratch: &Path, cache: &Path) -> usize {
+    let real = std::fs::canonicalize("/usr/bin/g++").unwrap();
+    let fake = scratch.join("broken-g++");
+    std::fs::write(&fake, BROKEN_COMPILER).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mounted = Command::new("nsenter")
+        .args(["-t", &pid.to_string(), "-m", "mount", "--bind"])
+        .arg(&fake)
+        .arg(&real)
+        .output()
+        .unwrap();
+    assert!(
+        mounted.status.success(),
+        "nsenter mount: {}",
+        String::from_utf8_lossy(&mounted.stderr)
+    );
+    let mut removed = 0;
+    for entry in std::fs::read_dir(cache.join("compile")).unwrap().flatten() {
         let path = entry.path();
-        if path.is_dir() {
-            n += corrupt_executables(&path);
-        } else if path.extension().is_some_and(|e| e == "bin") {
-            let tmp = path.with_extension("corrupt");
-            std::fs::write(&tmp, b"\x7fELF but not really: a corrupted cache\n").unwrap();
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
-            std::fs::rename(&tmp, &path).unwrap();
-            n += 1;
+        if path
+            .extension()
+            .is_some_and(|e| e == "bin" || e == "sha256")
+        {
+            std::fs::remove_file(&path).unwrap();
+            removed += 1;
         }
     }
-    n
+    removed
 }
 
 /// played-by.jsonl of the run: (match, worker, failed).
@@ -125,56 +148,53 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
     let _good1 = farm.worker("good1", 1);
     let _good2 = farm.worker("good2", 1);
     let cache_arg = cache.0.display().to_string();
-    let bad = farm.worker_args("bad", 1, "bad", &["--cache-dir", &cache_arg]);
+    let bad = farm.worker_under(
+        &["unshare", "-m", "--propagation", "private"],
+        "bad",
+        1,
+        "bad",
+        &["--cache-dir", &cache_arg],
+    );
     let mut coord = farm.start_cluster(&[]);
     let out = farm.output();
 
     // The bad worker plays one clean match (compiling the bots into its own cache), then its
-    // cache goes bad.
-    let t0 = Instant::now();
-    while !played_by(&out)
-        .iter()
-        .any(|(_, w, failed)| *w == bad_id && failed.is_none())
-    {
+    // compiler goes bad and its cache is cleared.
+    wait_until(Duration::from_secs(180), || {
         assert!(
             coord.running(),
             "coordinator ended early:\n{}",
             coord.stderr()
         );
-        assert!(
-            t0.elapsed() < Duration::from_secs(180),
-            "the bad worker played no match in 3 minutes:\n{}",
-            bad.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let spoiled = corrupt_executables(&cache.0);
-    assert!(spoiled >= 1, "no compiled bot in {}", cache.0.display());
+        played_by(&out)
+            .iter()
+            .any(|(_, w, failed)| *w == bad_id && failed.is_none())
+            .then_some(())
+            .ok_or_else(|| format!("the bad worker played no match:\n{}", bad.stderr()))
+    });
+    let cleared = break_compiler(bad.pid(), farm.dir.path(), &cache.0);
+    assert!(cleared >= 1, "no compiled bot in {}", cache.0.display());
     let before = played_by(&out)
         .iter()
         .filter(|(_, w, _)| *w == bad_id)
         .count();
 
     // Quarantined within a bounded number of its reports.
-    let t0 = Instant::now();
-    while quarantined(&out).is_empty() {
+    wait_until(Duration::from_secs(240), || {
         assert!(
             coord.running(),
             "the run ended with no quarantine:\n{}",
             coord.stderr()
         );
-        assert!(
-            t0.elapsed() < Duration::from_secs(240),
-            "no quarantine in 4 minutes; played-by: {:?}",
-            played_by(&out)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (!quarantined(&out).is_empty())
+            .then_some(())
+            .ok_or_else(|| format!("no quarantine; played-by: {:?}", played_by(&out)))
+    });
     let q = quarantined(&out);
     assert_eq!(q.len(), 1, "{q:?}");
     assert_eq!(q[0]["worker"], bad_id.as_str(), "{q:?}");
     let reports = q[0]["reports"].as_u64().unwrap() as usize;
-    eprintln!("quarantined after {reports} reports ({before} before its cache went bad): {q:?}");
+    eprintln!("quarantined after {reports} reports ({before} before its compiler broke): {q:?}");
     let bad_rows: Vec<_> = played_by(&out)
         .into_iter()
         .filter(|(_, w, _)| *w == bad_id)
@@ -182,15 +202,16 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
     eprintln!("its reports: {bad_rows:?}");
     assert!(
         reports <= BOUND && reports >= before,
-        "quarantined after {reports} reports ({before} before its cache went bad): {q:?}"
+        "quarantined after {reports} reports ({before} before its compiler broke): {q:?}"
     );
 
     // The quarantined worker stops taking the tournament's jobs and says why.
-    let t0 = Instant::now();
-    while !bad.stderr().contains("quarantined by the tournament") {
-        assert!(t0.elapsed() < Duration::from_secs(30), "{}", bad.stderr());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(30), || {
+        let log = bad.stderr();
+        log.contains("quarantined by the tournament")
+            .then_some(())
+            .ok_or(log)
+    });
     let taken_then = played_by(&out)
         .iter()
         .filter(|(_, w, _)| *w == bad_id)

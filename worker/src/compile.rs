@@ -11,6 +11,12 @@
 //! cache folder): [`CompileError::Host`], never the bot's `compile_failure`. A passing canary is
 //! remembered for [`CANARY_TTL`], so a tournament of broken bots does not pay for it per match.
 //!
+//! A cached executable is trusted only while it is the file that was compiled: its sha256 is
+//! written beside it (`<key>.sha256`, before the executable appears) and checked before first
+//! use and again whenever the file's identity (inode, size, mtime, ctime) changes. A file that
+//! no longer matches (a bad disk, a stray process, a cache from before the check) is removed
+//! and compiled again, so a host's broken cache never becomes a bot's start failure.
+//!
 //! Build folders are `.build-<random hex>` guarded by a flock (`sandbox::folder`): unique across
 //! containers sharing the cache volume, and a folder left by a killed compile is swept (at open
 //! and then now and then) instead of blocking later compiles.
@@ -98,6 +104,31 @@ pub struct CompileCache {
     canary_ok: Mutex<Option<Instant>>,
     /// The pool uid of the last compiler run (0: none), for host diagnostics.
     last_uid: AtomicU64,
+    /// Cached executables whose content was checked, by key: the file identity it had then.
+    verified: Mutex<HashMap<String, Stamp>>,
+}
+
+/// What identifies one version of a file: any write or replacement changes it (ctime cannot be
+/// set back from user space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
 }
 
 /// How one run of the compiler went.
@@ -157,6 +188,7 @@ impl CompileCache {
             compiles: AtomicU64::new(0),
             canary_ok: Mutex::new(None),
             last_uid: AtomicU64::new(0),
+            verified: Mutex::new(HashMap::new()),
         })
     }
 
@@ -200,7 +232,7 @@ impl CompileCache {
         })?;
         let key = self.key_for(&text);
         let exe = self.dir.join(format!("{key}.bin"));
-        if exe.is_file() {
+        if self.cached(&key, &exe) {
             crate::metrics::global().compile_hits.inc();
             return Ok(exe);
         }
@@ -223,7 +255,7 @@ impl CompileCache {
         // Released when the file is closed. A lock that cannot be taken only risks a second
         // compile of the same key (the result appears by atomic rename either way).
         let _ = fdio::lock_exclusive(&lock_file);
-        if exe.is_file() {
+        if self.cached(&key, &exe) {
             crate::metrics::global().compile_hits.inc();
             return Ok(exe);
         }
@@ -236,6 +268,44 @@ impl CompileCache {
         crate::metrics::global().compiled(started.elapsed().as_secs_f64(), compiled.is_ok());
         compiled?;
         Ok(exe)
+    }
+
+    /// Whether `exe` is in the cache and still the file that was compiled for `key`. A file that
+    /// does not match its recorded sha256 (or has none) is removed, to be compiled again.
+    fn cached(&self, key: &str, exe: &Path) -> bool {
+        let Ok(meta) = std::fs::metadata(exe) else {
+            return false;
+        };
+        if !meta.is_file() {
+            return false;
+        }
+        let stamp = Stamp::of(&meta);
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.get(key) == Some(&stamp) {
+            return true;
+        }
+        let recorded = std::fs::read_to_string(self.dir.join(format!("{key}.sha256")));
+        let actual = std::fs::read(exe).map(|b| shared::manifest::sha256_hex(&b));
+        match (recorded, actual) {
+            (Ok(recorded), Ok(actual)) if recorded.trim() == actual => {
+                verified.insert(key.to_owned(), stamp);
+                true
+            }
+            (recorded, actual) => {
+                let recorded = recorded.unwrap_or_else(|e| format!("none ({e})"));
+                let actual = actual.unwrap_or_else(|e| format!("unreadable ({e})"));
+                tracing::error!(
+                    exe = %exe.display(),
+                    recorded = recorded.trim(),
+                    actual = %actual,
+                    "a cached executable is not the file that was compiled; compiling it again"
+                );
+                crate::metrics::global().compile_cache_corrupt.inc();
+                verified.remove(key);
+                let _ = std::fs::remove_file(exe);
+                false
+            }
+        }
     }
 
     /// A compiler error is the bot's only if the canary still compiles on this host.
@@ -395,10 +465,16 @@ impl CompileCache {
             std::os::unix::fs::chown(&out, Some(0), Some(0)).ok();
             std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o555))
                 .map_err(io("chmod", &out))?;
-            match exe {
-                Some(exe) => std::fs::rename(&out, exe).map_err(io("rename into cache", exe)),
-                None => Ok(()),
-            }
+            let Some(exe) = exe else { return Ok(()) };
+            // The hash is in place before the executable appears, so a reader never finds an
+            // executable of this compile without it.
+            let bytes = std::fs::read(&out).map_err(io("read back", &out))?;
+            let hash_tmp = build.join("bot.sha256");
+            std::fs::write(&hash_tmp, shared::manifest::sha256_hex(&bytes))
+                .map_err(io("hash file", &hash_tmp))?;
+            let hash = exe.with_extension("sha256");
+            std::fs::rename(&hash_tmp, &hash).map_err(io("rename into cache", &hash))?;
+            std::fs::rename(&out, exe).map_err(io("rename into cache", exe))
         })();
         if let Some(left) = locked.remove() {
             tracing::warn!(%left, "build folder not removed");

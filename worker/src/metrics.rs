@@ -24,6 +24,8 @@ pub struct WorkerMetrics {
     pub faults: IntCounterVec,
     pub compile_hits: IntCounter,
     pub compile_misses: IntCounter,
+    /// Cached executables found not to be the file that was compiled (removed, compiled again).
+    pub compile_cache_corrupt: IntCounter,
     pub compile_seconds: HistogramVec,
     pub sandbox_mode: IntGaugeVec,
     pub slots: IntGauge,
@@ -94,6 +96,12 @@ pub fn global() -> &'static WorkerMetrics {
             compile_misses: reg(IntCounter::new(
                 "farm_worker_compile_cache_misses_total",
                 "Sources this worker had to compile",
+            )
+            .expect("static metric definition")),
+            compile_cache_corrupt: reg(IntCounter::new(
+                "farm_worker_compile_cache_corrupt_total",
+                "Cached executables that no longer matched their sha256 (removed and compiled \
+                 again: a disk or cache fault of this host, never the bot's)",
             )
             .expect("static metric definition")),
             compile_seconds: hist(

@@ -56,14 +56,64 @@ fn same_source_same_executable_compiled_once_even_concurrently() {
             cache.key_for(HELLO.as_bytes()),
             cache.key_for(b"int main() {}")
         );
-        // No build folder or stray file is left.
-        let names: Vec<String> = std::fs::read_dir(dir.path().join("cache"))
+        // No build folder or stray file is left: the executable and its recorded hash.
+        let mut names: Vec<String> = std::fs::read_dir(dir.path().join("cache"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| !n.ends_with(".lock"))
             .collect();
-        assert_eq!(names.len(), 1, "{names:?}");
+        names.sort();
+        let key = cache.key_for(HELLO.as_bytes());
+        assert_eq!(names, [format!("{key}.bin"), format!("{key}.sha256")]);
     }
+}
+
+/// Overwrite `exe` (0555, so make it writable first) in place with `bytes`.
+fn overwrite(exe: &std::path::Path, bytes: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(exe, bytes).unwrap();
+}
+
+#[test]
+fn a_corrupted_cached_executable_is_compiled_again_not_run() {
+    let cfg = modes().remove(0);
+    let (dir, cache) = fresh_cache(cfg.clone());
+    let src = source(&dir, "a.cpp", HELLO);
+    let exe = cache.executable_for(&src).unwrap();
+    assert_eq!(cache.compile_count(), 1);
+    // A hit on the same file compiles nothing.
+    assert_eq!(cache.executable_for(&src).unwrap(), exe);
+    assert_eq!(cache.compile_count(), 1);
+    let run = |exe: &std::path::Path| std::process::Command::new(exe).output().unwrap().stdout;
+
+    // Changed in place (same inode, same size): found and compiled again.
+    let len = std::fs::metadata(&exe).unwrap().len() as usize;
+    overwrite(&exe, &vec![0u8; len]);
+    assert_eq!(cache.executable_for(&src).unwrap(), exe);
+    assert_eq!(cache.compile_count(), 2);
+    assert_eq!(run(&exe), b"1 S 0\n");
+
+    // Replaced by another file (a rename over it): the same.
+    let tmp = exe.with_extension("tmp");
+    std::fs::write(&tmp, b"\x7fELF but not really\n").unwrap();
+    std::fs::rename(&tmp, &exe).unwrap();
+    assert_eq!(cache.executable_for(&src).unwrap(), exe);
+    assert_eq!(cache.compile_count(), 3);
+    assert_eq!(run(&exe), b"1 S 0\n");
+
+    // Another process (a second cache on the folder) checks before its first use too: a file
+    // without its recorded hash (a cache from before the check) is not trusted.
+    std::fs::remove_file(exe.with_extension("sha256")).unwrap();
+    let other = CompileCache::new(dir.path().join("cache"), cfg).unwrap();
+    assert_eq!(other.executable_for(&src).unwrap(), exe);
+    assert_eq!(other.compile_count(), 1);
+    assert!(exe.with_extension("sha256").is_file());
+    assert_eq!(run(&exe), b"1 S 0\n");
+    // And a good file is trusted by a fresh cache without a compile.
+    let third = CompileCache::new(dir.path().join("cache"), modes().remove(0)).unwrap();
+    assert_eq!(third.executable_for(&src).unwrap(), exe);
+    assert_eq!(third.compile_count(), 0);
 }
 
 #[test]

@@ -240,8 +240,28 @@ impl Farm {
     }
 
     pub fn worker_args(&self, id: &str, slots: usize, scratch: &str, extra: &[&str]) -> Proc {
+        self.worker_under(&[], id, slots, scratch, extra)
+    }
+
+    /// A worker started by `wrap` (e.g. `unshare -m`: a host of its own mounts), or directly.
+    pub fn worker_under(
+        &self,
+        wrap: &[&str],
+        id: &str,
+        slots: usize,
+        scratch: &str,
+        extra: &[&str],
+    ) -> Proc {
         let log = self.dir.path().join(format!("worker-{id}.log"));
-        let child = Command::new(farm())
+        let mut command = match wrap.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(farm());
+                c
+            }
+            None => Command::new(farm()),
+        };
+        let child = command
             .current_dir(root())
             .args(["worker", "--broker", BROKER, "--redis", &self.redis_url()])
             .args([
@@ -340,19 +360,16 @@ impl Farm {
     }
 
     pub fn wait_for_results(&self, n: usize, coord: &mut Proc) {
-        let t0 = Instant::now();
-        while self.logged_rows() < n {
+        wait_until(Duration::from_secs(120), || {
             assert!(
                 coord.running(),
                 "coordinator ended early:\n{}",
                 coord.stderr()
             );
-            assert!(
-                t0.elapsed() < Duration::from_secs(120),
-                "no {n} results after 2 minutes"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            (self.logged_rows() >= n)
+                .then_some(())
+                .ok_or_else(|| format!("no {n} results"))
+        });
     }
 
     /// The tournament's jobs queue, from the coordinator's log.
@@ -513,6 +530,21 @@ pub fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Wait until `check` is `Ok`, looking every 100 ms; past `limit`, fail with its last `Err`
+/// (what it was waiting for). `check` may itself assert (e.g. that a process still runs).
+pub fn wait_until<T>(limit: Duration, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let t0 = Instant::now();
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(what) if t0.elapsed() > limit => {
+                panic!("waited {limit:?}: {what}")
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
 /// A child process with its log; killed (SIGKILL) when dropped.
 pub struct Proc {
     pub child: Option<Child>,
@@ -520,6 +552,11 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// The process id (of the process itself: a wrapper must exec it, as `unshare` does).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     pub fn running(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
     }
