@@ -150,6 +150,19 @@ impl Store {
         Ok(con.smembers(TOURNAMENTS).await?)
     }
 
+    /// What a worker follows: the announced tournaments and those that quarantined `worker`
+    /// (tournament, evidence; sorted), in one round trip, since every worker asks it each refresh.
+    pub async fn following(&self, worker: &str) -> Result<(Vec<String>, Vec<(String, String)>)> {
+        let mut con = self.con.clone();
+        let (tournaments, mut quarantined): (Vec<String>, Vec<(String, String)>) = redis::pipe()
+            .smembers(TOURNAMENTS)
+            .hgetall(quarantine_key(worker))
+            .query_async(&mut con)
+            .await?;
+        quarantined.sort();
+        Ok((tournaments, quarantined))
+    }
+
     pub async fn mark_done(&self, tournament: &str, numbers: &[u64]) -> Result<()> {
         if numbers.is_empty() {
             return Ok(());
@@ -299,14 +312,7 @@ impl Store {
     /// Every quarantined worker: (worker, tournament, evidence), sorted.
     pub async fn quarantines(&self) -> Result<Vec<(String, String, String)>> {
         let mut con = self.con.clone();
-        let keys: Vec<String> = {
-            let mut it = con.scan_match::<_, String>("farm:quarantine:*").await?;
-            let mut v = Vec::new();
-            while let Some(k) = it.next_item().await {
-                v.push(k);
-            }
-            v
-        };
+        let keys = self.keys("farm:quarantine:*").await?;
         let mut out = Vec::new();
         for k in keys {
             let worker = k.trim_start_matches("farm:quarantine:").to_string();
@@ -336,25 +342,32 @@ impl Store {
         Ok(())
     }
 
-    /// Live workers (heartbeats not yet expired).
+    /// Live workers (heartbeats not yet expired), read in one round trip after the key scan.
     pub async fn workers(&self) -> Result<Vec<Heartbeat>> {
-        let mut con = self.con.clone();
-        let keys: Vec<String> = {
-            let mut it = con.scan_match::<_, String>("farm:worker:*").await?;
-            let mut v = Vec::new();
-            while let Some(k) = it.next_item().await {
-                v.push(k);
-            }
-            v
-        };
-        let mut out = Vec::new();
-        for k in keys {
-            let v: Option<String> = con.get(&k).await?;
-            if let Some(hb) = v.and_then(|v| serde_json::from_str(&v).ok()) {
-                out.push(hb);
-            }
+        let keys = self.keys("farm:worker:*").await?;
+        if keys.is_empty() {
+            return Ok(Vec::new());
         }
-        out.sort_by(|a: &Heartbeat, b| a.id.cmp(&b.id));
+        let mut con = self.con.clone();
+        let values: Vec<Option<String>> =
+            redis::cmd("MGET").arg(&keys).query_async(&mut con).await?;
+        let mut out: Vec<Heartbeat> = values
+            .into_iter()
+            .flatten()
+            .filter_map(|v| serde_json::from_str(&v).ok())
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
+    }
+
+    /// Every key matching `pattern` (SCAN, so a large keyspace does not block Redis).
+    async fn keys(&self, pattern: &str) -> Result<Vec<String>> {
+        let mut con = self.con.clone();
+        let mut it = con.scan_match::<_, String>(pattern).await?;
+        let mut keys = Vec::new();
+        while let Some(k) = it.next_item().await {
+            keys.push(k);
+        }
+        Ok(keys)
     }
 }

@@ -113,20 +113,23 @@ impl Following {
 }
 
 /// Follow the tournaments announced in Redis: check that the queues of new ones exist (only
-/// the coordinator creates them), drop ended ones and those that quarantined this worker. A missing queue closes the channel: open
-/// another and leave that tournament alone for [`GONE_RECHECK`].
+/// the coordinator creates them), drop ended ones and those that quarantined this worker. A
+/// missing queue closes the channel: open another and leave that tournament alone for
+/// [`GONE_RECHECK`].
 async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Following) -> Result<()> {
-    let tids = match ctx.store.tournaments().await {
-        Ok(t) => t,
+    let tids = match ctx.store.following(&ctx.cfg.id).await {
+        Ok((tids, quarantined)) => {
+            f.quarantined_by(quarantined);
+            tids
+        }
         Err(e) => {
-            tracing::warn!("listing tournaments: {}", Chain(&e));
+            tracing::warn!(
+                "listing tournaments and this worker's quarantine: {}",
+                Chain(&e)
+            );
             return Ok(());
         }
     };
-    match ctx.store.quarantined_by(&ctx.cfg.id).await {
-        Ok(q) => f.quarantined_by(q),
-        Err(e) => tracing::warn!("reading this worker's quarantine: {}", Chain(&e)),
-    }
     f.served.retain(|n| tids.contains(&n.tournament));
     f.gone
         .retain(|t, since| tids.contains(t) && since.elapsed() < GONE_RECHECK);
