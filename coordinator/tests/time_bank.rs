@@ -14,51 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{farm, run};
+use common::{farm, lag_bot, run};
 use serde_json::Value;
-
-/// A test bot (in the style of bots/test) that answers at once except on `slow` turns, where
-/// it sleeps the given milliseconds first.
-fn lag_bot(dir: &Path, name: &str, slow: &[(u32, u64)]) -> PathBuf {
-    let cases: String = slow
-        .iter()
-        .map(|(t, ms)| format!("            case {t}: ms = {ms}; break;\n"))
-        .collect();
-    let src = format!(
-        r#"// Answers `t S 0` at once, except on chosen turns where it first sleeps.
-#include <chrono>
-#include <cstdlib>
-#include <iostream>
-#include <string>
-#include <thread>
-
-int read_turn() {{
-    std::string line;
-    int t = -1;
-    while (std::getline(std::cin, line)) {{
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.rfind("TURN ", 0) == 0) t = std::atoi(line.c_str() + 5);
-        if (line == "END") return t;
-    }}
-    return -1;
-}}
-
-int main() {{
-    for (int t; (t = read_turn()) >= 0;) {{
-        long ms = 0;
-        switch (t) {{
-{cases}            default: break;
-        }}
-        if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-        std::cout << t << " S 0" << std::endl;
-    }}
-}}
-"#
-    );
-    let path = dir.join(format!("{name}.cpp"));
-    std::fs::write(&path, src).unwrap();
-    path
-}
 
 /// A JSON file, or a replay (gzipped as `farm play` writes it, or plain).
 fn read_json(p: &Path) -> Value {

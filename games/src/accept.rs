@@ -113,7 +113,7 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
                 })
                 .collect();
             seats(names, hashes)?;
-            if let Some(what) = clock_differs(clock.as_ref(), replay.clock.as_ref()) {
+            if let Some(what) = clock_differs(clock.as_ref(), &replay, report.speed) {
                 return Err(mismatch(what));
             }
             Ok(Accepted::Bomberman(Box::new(replay)))
@@ -179,18 +179,69 @@ fn seats_differ(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> O
     None
 }
 
-/// How the clock of a bomberman replay differs from the job's, if it does: a bank leaves its
-/// record with the job's limits, no bank leaves none.
-fn clock_differs(job: Option<&BombermanJob>, replay: Option<&bm::ClockRecord>) -> Option<String> {
-    let banked = job.filter(|c| c.time_bank_ms > 0);
+/// How the clock of a bomberman replay differs from the job's, if it does. A clock stated for a
+/// reference speed must have been scaled from the job's limits and reference to the speed the
+/// worker reported (`verify` has checked that the limits played are that scaling's); then, as
+/// for any clock, a bank leaves its record with the limits played, no bank leaves none.
+fn clock_differs(
+    job: Option<&BombermanJob>,
+    replay: &bm::replay::Replay,
+    speed: Option<f64>,
+) -> Option<String> {
+    let stated = job.map_or_else(bm::ClockSpec::default, |c| bm::ClockSpec {
+        turn_ms: c.turn_ms,
+        bank_ms: c.time_bank_ms,
+    });
+    let played =
+        match (job.and_then(|c| c.reference_speed), &replay.scaling) {
+            (None, None) => stated,
+            (Some(r), Some(s)) => {
+                if s.reference_speed != r || s.stated != stated {
+                    return Some(format!(
+                    "with a clock of {} ms + {} ms stated for speed {}, not the job's {} ms + {} \
+                     ms for speed {r}",
+                    s.stated.turn_ms, s.stated.bank_ms, s.reference_speed, stated.turn_ms,
+                    stated.bank_ms
+                ));
+                }
+                if speed != Some(s.speed) {
+                    return Some(format!(
+                        "with its clock scaled for a host of speed {}, but the worker reported {}",
+                        s.speed,
+                        speed.map_or("no speed".to_string(), |v| v.to_string())
+                    ));
+                }
+                match s.played() {
+                    Ok(p) => p,
+                    Err(e) => return Some(e.to_string()),
+                }
+            }
+            (Some(r), None) => {
+                return Some(format!(
+                    "unscaled, but the job states its clock for a host of speed {r}"
+                ))
+            }
+            (None, Some(s)) => {
+                return Some(format!(
+                    "with its clock scaled from speed {} though the job did not ask for it",
+                    s.reference_speed
+                ))
+            }
+        };
+    bank_differs(played, replay.clock.as_ref())
+}
+
+/// A bank leaves its record with the limits `played`, no bank leaves none.
+fn bank_differs(played: bm::ClockSpec, replay: Option<&bm::ClockRecord>) -> Option<String> {
+    let banked = (played.bank_ms > 0).then_some(played);
     match (banked, replay) {
         (None, None) => None,
-        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.time_bank_ms == r.bank_ms => None,
+        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.bank_ms == r.bank_ms => None,
         (Some(c), Some(r)) => Some(format!(
             "under a clock of {} ms + a {} ms bank, not the job's {} ms + {} ms",
-            r.turn_ms, r.bank_ms, c.turn_ms, c.time_bank_ms
+            r.turn_ms, r.bank_ms, c.turn_ms, c.bank_ms
         )),
-        (Some(c), None) => Some(format!("without the job's {} ms time bank", c.time_bank_ms)),
+        (Some(c), None) => Some(format!("without the job's {} ms time bank", c.bank_ms)),
         (None, Some(r)) => Some(format!(
             "with a {} ms time bank the job did not ask for",
             r.bank_ms

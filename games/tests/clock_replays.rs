@@ -1,7 +1,8 @@
 //! The time bank in replays, without processes: a match recorded with a bank carries its clock
 //! and verifies; every way of misstating it (a timeout the bank covered, an answer it could not
-//! cover, a doctored balance, a missing entry) is rejected by name; and a match without a bank
-//! records exactly the replay it always did.
+//! cover, a doctored balance, a missing entry) is rejected by name; a match without a bank
+//! records exactly the replay it always did; and a clock scaled to the host's speed is
+//! re-derived from its recorded scaling, which must match the limits played.
 
 mod common;
 use common::*;
@@ -18,6 +19,11 @@ const CLOCK: ClockSpec = ClockSpec {
 /// Player 1 spends 400 ms on turns 1..=`slow_until`: it draws 300 ms a turn, so its bank runs
 /// out on turn 4 (allowance 200 ms) when `slow_until` >= 4, where it times out. Others take 1 ms.
 fn banked(clock: Option<ClockSpec>, slow_until: u32) -> Replay {
+    played(clock, None, slow_until)
+}
+
+/// [`banked`], recording `scaling` too (whose played clock `clock` should be).
+fn played(clock: Option<ClockSpec>, scaling: Option<Scaling>, slow_until: u32) -> Replay {
     let (seed, n) = (7, 3);
     let map = generate_map(seed, n).unwrap();
     let params = Params::for_players(n).unwrap();
@@ -25,6 +31,9 @@ fn banked(clock: Option<ClockSpec>, slow_until: u32) -> Replay {
     let mut rec = Recorder::new(meta(seed, n, MapSource::Generated), params, &map);
     if let Some(c) = clock {
         rec.set_clock(c);
+    }
+    if let Some(s) = scaling {
+        rec.set_scaling(s);
     }
     let spec = clock.unwrap_or_default();
     let mut banks: Vec<Bank> = (0..n).map(|_| Bank::new(&spec)).collect();
@@ -166,4 +175,52 @@ fn without_a_bank_the_replay_is_as_it_always_was() {
     let v: Value = serde_json::from_str(&none.to_json()).unwrap();
     assert!(v.get("clock").is_none());
     verify(&none.to_json()).unwrap();
+}
+
+#[test]
+fn a_scaled_clock_is_rederived_from_its_recorded_scaling() {
+    // Stated at 50 ms + 500 ms for a host of speed 240; played on one of speed 120: the
+    // limits are doubled to CLOCK (100 ms + 1000 ms).
+    let stated = ClockSpec {
+        turn_ms: 50,
+        bank_ms: 500,
+    };
+    let scaling = Scaling::new(stated, 240, 120.0).unwrap();
+    assert_eq!(scaling.played().unwrap(), CLOCK);
+    let rp = played(Some(CLOCK), Some(scaling), 2);
+    assert!(rp.result.faults[1].is_empty());
+    assert_eq!(verify(&rp.to_json()).unwrap(), rp);
+    let v: Value = serde_json::from_str(&rp.to_json()).unwrap();
+    assert_eq!(v["scaling"]["reference_speed"], 240);
+    assert_eq!(v["scaling"]["speed"], 120.0);
+
+    let scaling_error = |json: &str| match verify(json) {
+        Err(e @ VerifyError::Scaling { .. }) => e.to_string(),
+        other => panic!("expected a scaling error, got {other:?}"),
+    };
+    // A host claiming to be slower than it was (a longer clock than it earned).
+    let e = scaling_error(&doctor(&rp, |v| v["scaling"]["speed"] = 240.0.into()));
+    assert!(
+        e.contains("plays as 50 ms + 500 ms") && e.contains("records 100 ms + 1000 ms"),
+        "{e}"
+    );
+    // Another reference, a doctored stated clock, an unusable speed.
+    scaling_error(&doctor(&rp, |v| {
+        v["scaling"]["reference_speed"] = 480.into()
+    }));
+    scaling_error(&doctor(&rp, |v| {
+        v["scaling"]["stated"]["bank_ms"] = 700.into()
+    }));
+    let e = scaling_error(&doctor(&rp, |v| v["scaling"]["speed"] = 0.0.into()));
+    assert!(e.contains("positive"), "{e}");
+
+    // Without a bank: the scaling is recorded, and a scaling that implies a bank is refused.
+    let no_bank = Scaling::new(ClockSpec::default(), 240, 120.0).unwrap();
+    let rp = played(None, Some(no_bank), 0);
+    assert!(rp.clock.is_none());
+    verify(&rp.to_json()).unwrap();
+    let e = scaling_error(&doctor(&rp, |v| {
+        v["scaling"]["stated"]["bank_ms"] = 100.into()
+    }));
+    assert!(e.contains("records no time bank"), "{e}");
 }

@@ -10,8 +10,9 @@ use sha2::Sha256;
 
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
 /// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
-/// publication id, and a worker's refusal is a signed `Refusal`).
-pub const WIRE_VERSION: u8 = 6;
+/// publication id, and a worker's refusal is a signed `Refusal`; 6: a report carries the worker's
+/// speed; 7: a bomberman job may state its clock for a reference speed).
+pub const WIRE_VERSION: u8 = 7;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -143,6 +144,7 @@ mod tests {
         j.game = crate::msg::GameJob::Bomberman(Some(crate::msg::BombermanJob {
             turn_ms: 1000,
             time_bank_ms: 7000,
+            reference_speed: Some(240),
         }));
         let bytes = encode(&j, &key).unwrap();
         assert_eq!(bytes[0], WIRE_VERSION);

@@ -125,6 +125,10 @@ pub struct BombermanJob {
     pub turn_ms: u64,
     /// Each bot's time bank for the match, milliseconds (0: none).
     pub time_bank_ms: u64,
+    /// Both limits are stated for a host of this speed (reference bot-turns per second, the
+    /// workers' self-test signature): each worker plays them scaled by reference / its own
+    /// speed and records the scaling in the replay. None: played as stated.
+    pub reference_speed: Option<u32>,
 }
 
 /// One proboj game for a remote worker: the runner's config and the game's entry (both as the

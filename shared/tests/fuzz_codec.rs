@@ -32,6 +32,7 @@ fn jobs() -> Vec<Job> {
         GameJob::Bomberman(Some(BombermanJob {
             turn_ms: 1000,
             time_bank_ms: 7000,
+            reference_speed: Some(240),
         })),
         GameJob::Qianwang,
         GameJob::Nim(NimJob { turn_ms: 250 }),

@@ -150,7 +150,29 @@ pub fn play_clocked(
     clock: ClockSpec,
 ) -> Result<Replay, RefereeError> {
     let bank = (clock.bank_ms > 0).then_some(clock);
-    run(spec, cfg, tokens, Deadlines::of(&clock), bank)
+    run(spec, cfg, tokens, Deadlines::of(&clock), bank, None)
+}
+
+/// [`play_clocked`] under a clock stated for a reference speed, scaled to this host's: played
+/// under `scaling.played()`, with the scaling recorded in the replay.
+pub fn play_scaled(
+    spec: MatchSpec,
+    cfg: &SandboxConfig,
+    tokens: &CoreTokens,
+    scaling: bm::Scaling,
+) -> Result<Replay, RefereeError> {
+    let clock = scaling
+        .played()
+        .map_err(|e| RefereeError::Engine(e.to_string()))?;
+    let bank = (clock.bank_ms > 0).then_some(clock);
+    run(
+        spec,
+        cfg,
+        tokens,
+        Deadlines::of(&clock),
+        bank,
+        Some(scaling),
+    )
 }
 
 /// [`play`] with explicit deadlines and no time bank (tests use long ones to stay
@@ -161,7 +183,7 @@ pub fn play_with(
     tokens: &CoreTokens,
     deadlines: Deadlines,
 ) -> Result<Replay, RefereeError> {
-    run(spec, cfg, tokens, deadlines, None)
+    run(spec, cfg, tokens, deadlines, None, None)
 }
 
 fn run(
@@ -170,6 +192,7 @@ fn run(
     tokens: &CoreTokens,
     deadlines: Deadlines,
     bank: Option<ClockSpec>,
+    scaling: Option<bm::Scaling>,
 ) -> Result<Replay, RefereeError> {
     let n = spec.seats.len();
     let mut params = Params::for_players(n)?;
@@ -207,6 +230,9 @@ fn run(
     );
     if let Some(clock) = &bank {
         recorder.set_clock(*clock);
+    }
+    if let Some(s) = scaling {
+        recorder.set_scaling(s);
     }
     let mut banks: Vec<Option<Bank>> = (0..n).map(|_| bank.as_ref().map(Bank::new)).collect();
 

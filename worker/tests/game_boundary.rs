@@ -203,6 +203,7 @@ fn every_game_is_held_to_its_job() {
     let clock = Some(BombermanJob {
         turn_ms: 1000,
         time_bank_ms: 3000,
+        reference_speed: None,
     });
     let bm = |seed, seats, clock| {
         job(
@@ -224,6 +225,7 @@ fn every_game_is_held_to_its_job() {
     let other_bank = Some(BombermanJob {
         turn_ms: 1000,
         time_bank_ms: 4000,
+        reference_speed: None,
     });
     assert!(matches!(
         refused(&bm(9, vec![p.clone(), q.clone()], other_bank), &report),

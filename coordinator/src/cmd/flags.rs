@@ -157,6 +157,34 @@ impl ClockArgs {
     }
 }
 
+/// `--scale-clock`: a tournament's clock stated for a reference host, scaled to each worker.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScaleClockArgs {
+    /// State --turn-ms and --time-bank-ms for a host of this speed (reference bot-turns per
+    /// second, the speed signature every worker's self-test prints and publishes as
+    /// farm_worker_speed): each worker plays them times SPEED / its own speed, so a slower host
+    /// gets a longer clock and a bot plays alike everywhere (fishtest's scaled time control).
+    /// Every replay records the scaling and `farm verify` re-derives the limits from it; part of
+    /// the run's identity. Without it every worker plays the limits as given.
+    #[arg(
+        long,
+        env = "FARM_SCALE_CLOCK",
+        value_name = "SPEED",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub scale_clock: Option<u32>,
+}
+
+impl ScaleClockArgs {
+    /// The tournament's clock: `clock`'s limits, stated for this reference speed if any.
+    pub fn tournament(&self, clock: &ClockArgs) -> crate::clock::TournamentClock {
+        crate::clock::TournamentClock {
+            spec: clock.spec(),
+            reference_speed: self.scale_clock,
+        }
+    }
+}
+
 /// The farm key (every job and report is signed with it): a file, or the key itself in the
 /// environment. One clap group for every command that talks to the cluster.
 #[derive(Args, Debug, Clone, Default)]
@@ -350,24 +378,44 @@ mod tests {
             time_bank_ms: default("time_bank_ms"),
         };
         assert_eq!(rules.spec(), ClockSpec::default());
-        assert_eq!(crate::clock::identity_entry(&rules.spec()), None);
+        assert_eq!(crate::clock::identity_entry(&rules.spec().into()), None);
         let c = Cli::try_parse_from(["x", "--turn-ms", "1000", "--time-bank-ms", "5000"])
             .unwrap()
             .clock;
         assert_eq!(
-            crate::clock::identity_entry(&c.spec()),
+            crate::clock::identity_entry(&c.spec().into()),
             Some((
                 crate::clock::CLOCK_KEY.into(),
                 "turn_ms=1000 time_bank_ms=5000".into()
             ))
         );
         assert_eq!(
-            crate::clock::job_game(&c.spec()),
+            crate::clock::job_game(&c.spec().into()),
             GameJob::Bomberman(Some(BombermanJob {
                 turn_ms: 1000,
-                time_bank_ms: 5000
+                time_bank_ms: 5000,
+                reference_speed: None,
             }))
         );
+        // A clock scaled to a reference speed is another clock, even with the rules' limits.
+        let scaled = ScaleClockArgs {
+            scale_clock: Some(240),
+        }
+        .tournament(&rules);
+        assert_eq!(
+            crate::clock::identity_entry(&scaled),
+            Some((
+                crate::clock::CLOCK_KEY.into(),
+                "turn_ms=50 time_bank_ms=0 reference_speed=240".into()
+            ))
+        );
+        assert!(matches!(
+            crate::clock::job_game(&scaled),
+            GameJob::Bomberman(Some(BombermanJob {
+                reference_speed: Some(240),
+                ..
+            }))
+        ));
         assert!(Cli::try_parse_from(["x", "--turn-ms", "0"]).is_err());
     }
 

@@ -80,7 +80,7 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
         seats,
         map,
     };
-    crate::clock::warn_if_not_rules(&args.clock.spec());
+    crate::clock::warn_if_not_rules(&args.clock.spec().into());
     let replay = referee::play_clocked(spec, prep.sandbox(), prep.tokens(), args.clock.spec())
         .context("playing the match")?;
     crate::replay_file::write_gz(&replay, &json_path)?;

@@ -10,7 +10,7 @@ use clap::Args;
 
 use shared::schedule::ScheduleError;
 
-use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs};
+use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::execute::Engine;
 use crate::run::prepare::{
     prepare_with, Plan, ScheduleSource, Setup, Tournament, FORMAL_ROSTER, FORMAL_SCHEDULE,
@@ -99,6 +99,8 @@ pub struct RunArgs {
     pub sandbox: SandboxArgs,
     #[command(flatten)]
     pub clock: ClockArgs,
+    #[command(flatten)]
+    pub scale: ScaleClockArgs,
     /// Stop early, after the first whole unit (one map with all its seat rotations, in schedule
     /// order) at which every adjacent pair of the Bradley-Terry ranking is separated at
     /// --confidence by the map-unit bootstrap. results.json is then a prefix of the schedule;
@@ -165,7 +167,7 @@ fn setup_of(args: &RunArgs) -> Result<Setup> {
         report_every: args.report_every,
         allow_compile_failures: args.allow_compile_failures,
         host: args.sandbox.settings()?,
-        clock: args.clock.spec(),
+        clock: args.scale.tournament(&args.clock),
     })
 }
 

@@ -11,7 +11,7 @@ use clap::Args;
 use shared::schedule::Identity;
 use shared::sprt::Sprt;
 
-use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs};
+use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::execute::Engine;
 use crate::run::prepare::{self, ScheduleSource, Setup, Tournament};
 use crate::run::stop::SPRT_IDENTITY;
@@ -78,6 +78,8 @@ pub struct SprtArgs {
     pub sandbox: SandboxArgs,
     #[command(flatten)]
     pub clock: ClockArgs,
+    #[command(flatten)]
+    pub scale: ScaleClockArgs,
 }
 
 /// The name of a NAME=PROGRAM entry (checked fully by the roster parser later).
@@ -135,7 +137,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         report_every: 25,
         allow_compile_failures: false,
         host: args.sandbox.settings()?,
-        clock: args.clock.spec(),
+        clock: args.scale.tournament(&args.clock),
     };
     let plan = prepare::prepare_with(&setup, tournament)?;
     let seed = plan.identity.schedule.schedule_seed;

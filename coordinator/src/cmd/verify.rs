@@ -65,6 +65,9 @@ fn verify_one(path: &Path) -> Result<bool> {
                 rp.result.names.len(),
                 rp.result.ranks
             );
+            if let Some(line) = scaling_line(&rp) {
+                println!("{line}");
+            }
             if let Some(line) = bank_line(&rp) {
                 println!("{line}");
             }
@@ -96,6 +99,22 @@ fn replays_in(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+/// With a scaled clock: what was stated, for which speed, and what this host played.
+fn scaling_line(rp: &replay::Replay) -> Option<String> {
+    let s = rp.scaling.as_ref()?;
+    let played = s.played().ok()?;
+    Some(format!(
+        "scaled clock: {} ms + {} ms bank stated for speed {}, played as {} ms + {} ms on a host \
+         of speed {} (checked)",
+        s.stated.turn_ms,
+        s.stated.bank_ms,
+        s.reference_speed,
+        played.turn_ms,
+        played.bank_ms,
+        s.speed
+    ))
 }
 
 /// With a time bank: how much of it each bot drew (its bank after its last recorded turn).

@@ -13,7 +13,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use games::bomberman as bm;
-use games::bomberman::clock::ClockSpec;
 use shared::msg::{Job, ProgramRef, SeatSpec};
 use worker::job::LocalArtifacts;
 
@@ -47,7 +46,7 @@ pub struct Engine {
     pub cluster: Option<Cluster>,
     pub host: HostSettings,
     /// The match clock every job carries.
-    pub clock: ClockSpec,
+    pub clock: crate::clock::TournamentClock,
 }
 
 /// How a run ended.

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use games::bomberman as bm;
-use games::bomberman::clock::ClockSpec;
 use shared::ordmap::StrMap;
 use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry, ScheduleFile};
 
@@ -136,7 +135,7 @@ pub struct Setup {
     /// How bots run on this host (the compile-first check uses it).
     pub host: HostSettings,
     /// The match clock (turn limit, time bank): part of the identity when not the rules'.
-    pub clock: ClockSpec,
+    pub clock: crate::clock::TournamentClock,
 }
 
 /// Everything before the first match, for any run command: checks, compile-first, identity,

@@ -1,5 +1,5 @@
 //! Bomberman (rules v0.5-public-state): parameters, maps, the turn state machine, the bot text
-//! protocol, exact scoring, the match clock (turn limits, optional time bank), and replays with their verification, viewer data and text inspection.
+//! protocol, exact scoring, the match clock (turn limits, optional time bank, optionally scaled to the host's speed), and replays with their verification, viewer data and text inspection.
 
 pub mod action;
 pub mod clock;
@@ -15,6 +15,7 @@ pub mod outcome;
 pub mod params;
 pub mod replay;
 pub mod rng;
+pub mod scaled_clock;
 pub mod text;
 pub mod viewer;
 
@@ -26,6 +27,7 @@ pub use map::{parse_map, Map, MapError, Tile};
 pub use mapgen::{check_constraints, generate_map, spawn_ring, MapFault};
 pub use outcome::Outcome;
 pub use params::{Params, ParamsError, MAX_PLAYERS, MIN_PLAYERS};
+pub use scaled_clock::Scaling;
 
 /// The rules version this engine implements; stored in every replay and result.
 pub const VERSION: &str = "matchfarm-bomberman/0.5-public-state";

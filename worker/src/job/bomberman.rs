@@ -1,6 +1,7 @@
 //! A bomberman match as a farm job: resolve each seat's program by hash, compile sources through
 //! the cache (a compile failure is that bot's fault, not the job's), play under the referee with
-//! the clock the job carries, verify the replay before it leaves the worker.
+//! the clock the job carries (scaled to this host's speed when the job asks), verify the
+//! replay before it leaves the worker.
 
 use games::bomberman as bm;
 use shared::msg::{BombermanJob, Job, JobFailure};
@@ -9,19 +10,43 @@ use super::{Artifacts, JobRunner};
 use crate::referee::{self, MapChoice, MatchSpec, Seat};
 
 /// The clock the job asks for: its own (the tournament's turn limit and time bank), or the
-/// rules' when it carries none. Never this host's environment: every worker plays alike.
-fn clock_of(job: &Job, clock: Option<&BombermanJob>) -> Result<bm::ClockSpec, JobFailure> {
-    match clock {
-        None => Ok(bm::ClockSpec::default()),
-        Some(b) if b.turn_ms > 0 => Ok(bm::ClockSpec {
-            turn_ms: b.turn_ms,
-            bank_ms: b.time_bank_ms,
-        }),
-        Some(_) => Err(JobFailure::Unsupported(format!(
+/// rules' when it carries none; scaled to this host's measured speed when the job states it for
+/// a reference speed. Never this host's environment: every worker plays alike.
+fn clock_of(
+    job: &Job,
+    clock: Option<&BombermanJob>,
+    speed: Option<f64>,
+) -> Result<(bm::ClockSpec, Option<bm::Scaling>), JobFailure> {
+    let Some(b) = clock else {
+        return Ok((bm::ClockSpec::default(), None));
+    };
+    if b.turn_ms == 0 {
+        return Err(JobFailure::Unsupported(format!(
             "job {} asks for a turn limit of 0 ms",
             job.number
-        ))),
+        )));
     }
+    let stated = bm::ClockSpec {
+        turn_ms: b.turn_ms,
+        bank_ms: b.time_bank_ms,
+    };
+    let Some(reference) = b.reference_speed else {
+        return Ok((stated, None));
+    };
+    // No speed means no self-test measured this host: the host's failure, played elsewhere.
+    let speed = speed.ok_or_else(|| {
+        JobFailure::Infrastructure(format!(
+            "job {} states its clock for speed {reference}, but this worker has no speed \
+             signature (its self-test did not run)",
+            job.number
+        ))
+    })?;
+    let scaling = bm::Scaling::new(stated, reference, speed)
+        .map_err(|e| JobFailure::Unsupported(format!("job {}: {e}", job.number)))?;
+    let played = scaling
+        .played()
+        .map_err(|e| JobFailure::Unsupported(format!("job {}: {e}", job.number)))?;
+    Ok((played, Some(scaling)))
 }
 
 /// Play `job` (a bomberman match) and return its verified replay (JSON).
@@ -53,9 +78,12 @@ pub(super) fn play(
         seats,
         map: MapChoice::Generated,
     };
+    let played = match clock_of(job, clock, runner.speed)? {
+        (_, Some(scaling)) => referee::play_scaled(spec, &runner.sandbox, &runner.tokens, scaling),
+        (clock, None) => referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock),
+    };
     let replay =
-        referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock_of(job, clock)?)
-            .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
+        played.map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     let json = replay.to_json();
     // Never send a replay that does not re-simulate to itself.
     bm::replay::verify(&json).map_err(|e| {

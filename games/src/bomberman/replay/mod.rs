@@ -18,6 +18,7 @@ use super::clock::{ClockRecord, ClockSpec, ClockTurn};
 use super::game::Game;
 use super::map::Map;
 use super::params::Params;
+use super::scaled_clock::Scaling;
 
 pub use inspect::{inspect, InspectError};
 pub use result::{build_result, timing_summary, MatchResult};
@@ -125,6 +126,10 @@ pub struct Replay {
     /// and bank left (absent without a bank, so such replays are as before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockRecord>,
+    /// How the clock was scaled to the host's speed, when the tournament asked for it: the
+    /// stated clock, the reference speed and the host's (absent otherwise, as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
     pub result: MatchResult,
     /// sha256 (hex) of the canonical JSON of everything above.
     #[serde(default)]
@@ -190,6 +195,7 @@ pub struct Recorder {
     turns: Vec<TurnRecord>,
     faults: Vec<Vec<Fault>>,
     clock: Option<ClockRecord>,
+    scaling: Option<Scaling>,
 }
 
 impl Recorder {
@@ -202,6 +208,7 @@ impl Recorder {
             turns: Vec::new(),
             faults: vec![Vec::new(); n],
             clock: None,
+            scaling: None,
         }
     }
 
@@ -209,6 +216,12 @@ impl Recorder {
     /// without one the replay is exactly as it always was.
     pub fn set_clock(&mut self, spec: ClockSpec) {
         self.clock = (spec.bank_ms > 0).then(|| ClockRecord::new(spec, self.params.players));
+    }
+
+    /// Record that the clock was scaled to this host's speed (the limits played are
+    /// `scaling.played()`, which [`Recorder::set_clock`] is given).
+    pub fn set_scaling(&mut self, scaling: Scaling) {
+        self.scaling = Some(scaling);
     }
 
     /// Record what turn `turn` charged `player` and its bank after it (no-op without a bank).
@@ -276,6 +289,7 @@ impl Recorder {
             turns: self.turns,
             stderr_tails,
             clock: self.clock,
+            scaling: self.scaling,
             result,
             digest: String::new(),
         };

@@ -76,6 +76,8 @@ pub enum VerifyError {
     },
     #[error("the time bank does not add up: {reason}")]
     Clock { reason: String },
+    #[error("the scaled clock does not add up: {reason}")]
+    Scaling { reason: String },
     #[error("the time bank does not add up: {0}")]
     Bank(#[from] clock::ClockError),
     #[error("content digest mismatch: the replay says {stored}, its content hashes to {computed}")]
@@ -126,6 +128,7 @@ pub fn verify(json: &str) -> Result<Replay, VerifyError> {
     let (map, params) = check_setup(&replay)?;
     let game = resimulate(&replay, &map, params)?;
     check_result(&replay, &game)?;
+    check_scaling(&replay)?;
     check_clock(&replay)?;
     if computed != replay.digest {
         return Err(VerifyError::DigestMismatch {
@@ -134,6 +137,36 @@ pub fn verify(json: &str) -> Result<Replay, VerifyError> {
         });
     }
     Ok(replay)
+}
+
+/// A scaled clock: the limits the match was played under (its clock record's, or no bank when
+/// it has none) must be the stated clock scaled from the reference speed to the recorded one.
+fn check_scaling(r: &Replay) -> Result<(), VerifyError> {
+    let Some(s) = &r.scaling else { return Ok(()) };
+    let bad = |reason: String| Err(VerifyError::Scaling { reason });
+    let played = match s.played() {
+        Ok(p) => p,
+        Err(e) => return bad(e.to_string()),
+    };
+    let recorded = r.clock.as_ref().map(|c| c.spec());
+    match recorded {
+        Some(c) if c == played => Ok(()),
+        None if played.bank_ms == 0 => Ok(()),
+        _ => bad(format!(
+            "a clock of {} ms + {} ms bank at reference speed {} on a host of speed {} plays as \
+             {} ms + {} ms, but the replay records {}",
+            s.stated.turn_ms,
+            s.stated.bank_ms,
+            s.reference_speed,
+            s.speed,
+            played.turn_ms,
+            played.bank_ms,
+            recorded.map_or("no time bank".to_string(), |c| format!(
+                "{} ms + {} ms",
+                c.turn_ms, c.bank_ms
+            ))
+        )),
+    }
 }
 
 /// With a time bank: re-run every bot's bank over its recorded turns; a timeout the bank
