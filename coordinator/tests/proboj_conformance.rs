@@ -10,7 +10,10 @@
 //! RESUME of a running one (ERROR), READs and a write while a player runs with its stdout and
 //! stdin closed (ERROR, then DIED once it exited), a read timeout (DIED, and the official
 //! runner's log lines for it), KILL of a paused player, and a player writing into its own
-//! folder (it reads its writes back within the game).
+//! folder (it reads its writes back within the game); `hra4`: a player whose program was never
+//! built (it cannot start: DIED to TO PLAYER and READ, OK to PAUSE, RESUME and KILL, and the
+//! official runner's log lines), beside a config player no game uses whose program is missing
+//! too (the stock foyer config's `windows`).
 
 mod proboj_support;
 
@@ -54,12 +57,12 @@ fn conforms(extra: &[&str]) {
     let dir = fixture_copy();
     let out = run_farm(dir.path(), extra);
     assert!(out.status.success(), "{}", show(&out));
-    for game in ["hra", "hra2", "hra3"] {
+    for game in ["hra", "hra2", "hra3", "hra4"] {
         assert_as_official(dir.path(), game);
     }
     // The summary keeps the exact fractions (score.json holds the official runner's integers).
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
-    assert!(summary.contains("| echo | 767.666 | 3 |"), "{summary}");
+    assert!(summary.contains("| echo | 777.666 | 4 |"), "{summary}");
     assert!(summary.contains("| crash | -25.4 | 2 |"), "{summary}");
 }
 

@@ -112,6 +112,10 @@ fn names_file_in(dir: &Path, arg: &str) -> bool {
 pub struct Player {
     pub name: String,
     pub command: Command,
+    /// Why its program cannot be found (not built, another machine's path): as under the
+    /// official runner, which resolves a player only when a game starts it, this is no error;
+    /// the player's games are played without it (it cannot start, its log says why).
+    pub missing: Option<String>,
     pub language: String,
     pub timeout: Duration,
 }
@@ -184,8 +188,15 @@ pub fn check_config(
         check_name(name).map_err(|e| invalid(format!("player {name:?}: {e}")))?;
         let p: PlayerConfig = serde_json::from_value(value.clone())
             .map_err(|e| invalid(format!("player {name:?}: {e}")))?;
-        let command = resolve_command(&p.command, start_dir)
-            .map_err(|e| invalid(format!("player {name:?} `command`: {e}")))?;
+        let (command, missing) = match resolve_command(&p.command, start_dir) {
+            Ok(c) => (c, None),
+            Err(e @ (CommandError::Missing(_) | CommandError::NotInPath(_))) => {
+                let c = unresolved_command(&p.command, start_dir)
+                    .map_err(|e| invalid(format!("player {name:?} `command`: {e}")))?;
+                (c, Some(e.to_string()))
+            }
+            Err(e) => return Err(invalid(format!("player {name:?} `command`: {e}"))),
+        };
         let secs = raw.timeout.get(&p.language).copied().ok_or_else(|| {
             invalid(format!(
                 "player {name:?} uses language {:?}, which has no entry in `timeout` (has: {:?})",
@@ -202,6 +213,7 @@ pub fn check_config(
         players.push(Player {
             name: name.clone(),
             command,
+            missing,
             language: p.language,
             timeout: Duration::from_secs_f64(secs),
         });
@@ -334,6 +346,25 @@ pub fn resolve_command(command: &str, start_dir: &Path) -> Result<Command, Comma
     Ok(Command {
         program,
         args,
+        folders,
+        written: rest.to_vec(),
+    })
+}
+
+/// A command whose program cannot be found, as the official runner would try to start it: the
+/// program is the first word joined to `start_dir` (Go's `filepath.Join(wd, ...)`, cleaned),
+/// arguments as written; its folder, if it exists (a player not built yet), is its own.
+fn unresolved_command(command: &str, start_dir: &Path) -> Result<Command, CommandError> {
+    let words = shlex::split(command).ok_or_else(|| CommandError::Split(command.to_string()))?;
+    let (first, rest) = words.split_first().ok_or(CommandError::Empty)?;
+    let program = normalize(&start_dir.join(first));
+    let folders = super::process::own_folder(&program)
+        .filter(|f| f.is_dir())
+        .into_iter()
+        .collect();
+    Ok(Command {
+        program,
+        args: rest.to_vec(),
         folders,
         written: rest.to_vec(),
     })

@@ -263,6 +263,30 @@ fn start_players(
                 return Err(());
             }
         };
+        if let Some(why) = &pc.missing {
+            // As the official runner: the game goes on without it (DIED to TO PLAYER and READ,
+            // OK to KILL, PAUSE and RESUME), its log in the official words, then farm's.
+            let program = pc.command.program.display();
+            log.note(&terminated(
+                0,
+                &format!("fork/exec {program}: no such file or directory"),
+            ));
+            log.note(&format!("could not start: {why}"));
+            outcome
+                .warnings
+                .push(format!("player {name} could not start: {why}"));
+            players.push(Proc {
+                name: name.clone(),
+                alive: false,
+                process: None,
+                log,
+                reader: LineReader::default(),
+                timeout: pc.timeout,
+                paused_by_server: false,
+                budget: None,
+            });
+            continue;
+        }
         let sizes = (s.opts.folder_limit, s.opts.player_limits.scratch_quota);
         let command = pc.command.for_game(s.folder);
         let copy = match s.copies.copy_for(name, &command, s.config, s.folder, sizes) {
