@@ -55,6 +55,9 @@ impl SandboxedProcess {
             normalize(&launch.cwd).to_string_lossy().into_owned(),
         ));
         if cfg.effective_mode() != SandboxMode::Off {
+            if let Some(why) = unrunnable_interpreter(&launch.program, &env[0].1) {
+                return Err(StartError::Host(sandbox::HostError::Setup(why)));
+            }
             extra.exec.extend(interpreters(&launch.program, &env[0].1));
         }
         let spec = Spec {
@@ -226,16 +229,9 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// that is a system program (under /usr: env passes over others the sandbox will not run).
 /// Nothing for a program that is not a script.
 pub fn interpreters(program: &Path, path: &str) -> Vec<PathBuf> {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(program)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
-    let Some(line) = head[..n].strip_prefix(b"#!") else {
+    let Some(line) = shebang(program) else {
         return Vec::new();
     };
-    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
-    let line = String::from_utf8_lossy(line);
     let mut words = line.split_whitespace();
     let Some(interpreter) = words.next() else {
         return Vec::new();
@@ -258,10 +254,118 @@ pub fn interpreters(program: &Path, path: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The `#!` line of `program` (without `#!`), if it is a script.
+fn shebang(program: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    Some(String::from_utf8_lossy(line).into_owned())
+}
+
+/// Why a `#!` script cannot start in the sandbox although this host has its interpreter (the
+/// official runner, unsandboxed, would run it): the interpreter, named or found by `env` in
+/// `path` (the process's PATH), exists only outside /usr, e.g. a pyenv shim for
+/// `#!/bin/env python` on a host without a system `python`. The host's problem (a missing
+/// system tool), never the player's: without this check the player would end at once with
+/// env's 126 and its games be scored. None when it can run, or when the host has no such
+/// interpreter at all (then the official runner fails too: the player's own problem).
+pub fn unrunnable_interpreter(program: &Path, path: &str) -> Option<String> {
+    let line = shebang(program)?;
+    let mut words = line.split_whitespace();
+    let interpreter = PathBuf::from(words.next()?);
+    let system = |p: &Path| std::fs::canonicalize(p).is_ok_and(|c| c.starts_with("/usr"));
+    let own = program.parent().unwrap_or(Path::new("/"));
+    let (name, found) = if interpreter.file_name().is_some_and(|f| f == "env") {
+        let name = words.find(|w| !w.starts_with('-'))?.to_owned();
+        let found: Vec<PathBuf> = std::env::split_paths(path)
+            .map(|d| d.join(&name))
+            .filter(|p| p.is_file())
+            .collect();
+        if found.is_empty() || found.iter().any(|p| system(p)) {
+            return None;
+        }
+        (name, found[0].clone())
+    } else {
+        if !interpreter.exists() || system(&interpreter) || interpreter.starts_with(own) {
+            return None;
+        }
+        (interpreter.display().to_string(), interpreter.clone())
+    };
+    Some(format!(
+        "{} starts with `#!{}`, which needs `{name}`: this host has it only at {}, outside /usr, \
+         where the sandbox cannot run it (a user-level install such as a pyenv shim); install a \
+         system one (for `python` on Debian or Ubuntu: python-is-python3), name a system \
+         interpreter in the command (`/usr/bin/python3 ...`) or run with --sandbox off",
+        program.display(),
+        line.trim(),
+        found.display()
+    ))
+}
+
 /// The folder a program or script lives in, when it is not a system path under /usr.
 pub fn own_folder(path: &Path) -> Option<PathBuf> {
     if path.starts_with("/usr") {
         return None;
     }
     path.parent().map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// `#!/bin/env python` where PATH has `python` only as a user-level program (a pyenv shim:
+    /// a shell script outside /usr) is the host's problem, named before the player starts; a
+    /// system `python` anywhere in PATH, or none at all, is not.
+    #[test]
+    fn proboj_env_interpreter_only_outside_usr_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let shims = d.path().join("shims");
+        let system = d.path().join("system");
+        std::fs::create_dir_all(&shims).unwrap();
+        std::fs::create_dir_all(&system).unwrap();
+        script(
+            &shims,
+            "python",
+            "#!/bin/sh\nexec pyenv exec python \"$@\"\n",
+        );
+        std::os::unix::fs::symlink("/usr/bin/env", system.join("python")).unwrap();
+        let player = script(d.path(), "player.py", "#!/bin/env python\nprint(1)\n");
+        let only_shim = format!("{}:/nonexistent", shims.display());
+        let why = unrunnable_interpreter(&player, &only_shim).expect("a host problem");
+        assert!(why.contains("python-is-python3"), "{why}");
+        assert!(
+            why.contains(&shims.join("python").display().to_string()),
+            "{why}"
+        );
+        let both = format!("{}:{}", shims.display(), system.display());
+        assert_eq!(unrunnable_interpreter(&player, &both), None);
+        assert_eq!(unrunnable_interpreter(&player, "/nonexistent"), None);
+        let direct = script(d.path(), "direct.py", "#!/usr/bin/env python3\n");
+        assert_eq!(unrunnable_interpreter(&direct, &only_shim), None);
+        let elsewhere = script(
+            d.path(),
+            "elsewhere.py",
+            &format!("#!{}\n", shims.join("python").display()),
+        );
+        let p = d.path().join("sub");
+        std::fs::create_dir_all(&p).unwrap();
+        let moved = p.join("elsewhere.py");
+        std::fs::rename(&elsewhere, &moved).unwrap();
+        assert!(unrunnable_interpreter(&moved, "/usr/bin").is_some());
+        assert_eq!(
+            unrunnable_interpreter(Path::new("/usr/bin/env"), &only_shim),
+            None
+        );
+    }
 }
