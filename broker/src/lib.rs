@@ -8,6 +8,7 @@
 pub mod names;
 pub mod shutdown;
 pub mod store;
+pub mod wake;
 
 use std::time::Duration;
 

@@ -72,6 +72,19 @@ pub struct WorkerArgs {
         allow_negative_numbers = true
     )]
     pub min_speed: Option<f64>,
+    /// The longest an idle worker goes without looking at the jobs queues, in seconds. An idle
+    /// worker (every queue it serves empty) looks again after 0.25 s, then 0.5, 1, 2, ... up
+    /// to this, and at once when a coordinator publishes a job after a lull (a wake-up on the
+    /// broker's `farm.wake` exchange), so an idle fleet costs the broker and Redis next to
+    /// nothing; a lost wake-up delays a job by at most this long.
+    #[arg(
+        long,
+        env = "FARM_IDLE_POLL_MAX",
+        value_name = "SECONDS",
+        default_value_t = broker::wake::IDLE_POLL_MAX.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub idle_poll_max: u64,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -139,6 +152,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode> {
         manifest_digest,
         redelivered: Some(crate::metrics::global().redelivered.clone()),
         speed: None,
+        idle_poll_max: std::time::Duration::from_secs(args.idle_poll_max),
     };
     // Announced while it tests itself, so a coordinator counts it as starting, not missing.
     let announced = runtime.block_on(async { Announcement::start(&cfg) });

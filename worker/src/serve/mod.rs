@@ -59,6 +59,8 @@ pub struct ServeConfig {
     pub redelivered: Option<prometheus::IntCounter>,
     /// The self-test's speed signature, announced in the heartbeat; None: not measured yet.
     pub speed: Option<f64>,
+    /// The longest an idle worker waits between looks at the queues (`broker::wake`).
+    pub idle_poll_max: Duration,
 }
 
 /// Why the worker loop could not run. Broker and Redis trouble never ends it: sessions are

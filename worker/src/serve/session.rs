@@ -1,5 +1,6 @@
 //! One broker session of the worker: connect, follow the tournaments announced in Redis, take a
-//! job (`basic.get`, round robin over the served queues) whenever a slot is free, admit it
+//! job (`basic.get`, round robin over the served queues) whenever a slot is free, backing off
+//! while the queues are empty until a coordinator's wake-up (`broker::wake`), admit it
 //! (signature, tournament, referee version, pin, not already completed) or refuse it to the
 //! dead-letter queue with the reason, and deliver the outbox. A refusal of a job signed with the
 //! farm key is itself signed (a [`Refusal`] naming the job's publication): only such a refusal
@@ -17,7 +18,7 @@ use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{Channel, Connection};
 use tokio::task::JoinSet;
 
-use broker::{connect, persistent, Names, REASON_HEADER};
+use broker::{connect, persistent, wake, Names, REASON_HEADER};
 use shared::codec;
 use shared::msg::{GameJob, Job, Posting, Refusal};
 
@@ -37,9 +38,12 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
     let conn = connect(&ctx.cfg.broker).await?;
     let mut ch = open_channel(&conn).await?;
     tracing::info!("connected to the broker");
+    let mut wake = Wake::listen(&conn, &ctx.cfg.id).await;
     let mut following = Following::default();
     let mut listed = Instant::now() - Duration::from_secs(60);
     let mut turn = 0usize;
+    // Looks in a row that found no job with a slot free (the back-off of an idle worker).
+    let mut empty = 0u32;
     loop {
         deliver(&ctx, &ch).await?;
         if ctx.stopping() {
@@ -55,24 +59,83 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
             }
             continue;
         }
-        if listed.elapsed() >= Duration::from_millis(500) {
+        // Redis is read every 500 ms, and less often as an idle worker backs off.
+        let idle_max = ctx.cfg.idle_poll_max;
+        if listed.elapsed() >= wake::next_poll(empty, idle_max).max(REFRESH_EVERY) {
             listed = Instant::now();
             refresh(&ctx, &mut ch, &conn, &mut following).await?;
         }
-        let mut took = false;
+        let (mut took, mut looked) = (false, false);
         if let Ok(permit) = ctx.slots.clone().try_acquire_owned() {
+            looked = true;
             let served = &mut following.served;
             if let Some(job) = take(&ctx, &mut ch, &conn, served, &mut turn).await? {
                 tasks.spawn(play(ctx.clone(), job, permit));
                 took = true;
             }
         }
-        if !took {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(250)) => {},
-                _ = ctx.finished.notified() => {},
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
-                _ = ctx.stop.wait() => {},
+        if took {
+            empty = 0;
+            continue;
+        }
+        // Busy: look again when a match ends. Idle: later and later, or when woken.
+        let pause = if looked {
+            empty = empty.saturating_add(1);
+            wake::next_poll(empty - 1, idle_max)
+        } else {
+            wake::IDLE_POLL_MIN
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {},
+            _ = ctx.finished.notified() => {},
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {},
+            _ = ctx.stop.wait() => {},
+            () = wake.next() => {
+                empty = 0;
+                listed = Instant::now() - REFRESH_EVERY;
+            },
+        }
+    }
+}
+
+/// How often a worker that is not idle reads the tournaments and its quarantine from Redis.
+const REFRESH_EVERY: Duration = Duration::from_millis(500);
+
+/// A session's wake-ups from coordinators (`broker::wake`), on a channel of their own; None
+/// when they cannot be had (the worker then only backs off, to at most `wake::IDLE_POLL_MAX`).
+struct Wake(Option<lapin::Consumer>);
+
+impl Wake {
+    async fn listen(conn: &Connection, worker: &str) -> Wake {
+        let listening = async {
+            let ch = conn.create_channel().await?;
+            wake::listen(&ch, worker).await
+        };
+        match listening.await {
+            Ok(c) => Wake(Some(c)),
+            Err(e) => {
+                tracing::warn!(
+                    "no wake-ups from the broker ({}); an idle worker looks at least every {:?}",
+                    Chain(&e),
+                    wake::IDLE_POLL_MAX
+                );
+                Wake(None)
+            }
+        }
+    }
+
+    /// The next wake-up; pending for ever once the consumer has ended (its channel closed).
+    async fn next(&mut self) {
+        use futures_lite::StreamExt;
+        let Some(c) = self.0.as_mut() else {
+            return std::future::pending().await;
+        };
+        match c.next().await {
+            Some(Ok(_)) => {}
+            _ => {
+                tracing::warn!("wake-ups stopped (their channel closed); backing off only");
+                self.0 = None;
+                std::future::pending::<()>().await;
             }
         }
     }

@@ -8,6 +8,8 @@
 //! broker connection is re-established with backoff and every job whose publish was not confirmed
 //! is published again (duplicates are harmless: results are idempotent by match number).
 //!
+//! The first job published, and the first after a lull, wakes idle workers (`broker::wake`).
+//!
 //! Workers take a job off the queue when they start it, so the broker's consumer timeout never
 //! ends a long match; the jobs they hold are in their heartbeats, and [`super::watch`]
 //! publishes again a job whose holder's heartbeat expired (whatever is still queued), or a job
@@ -121,6 +123,8 @@ pub struct RabbitMq {
     quarantined: HashSet<String>,
     /// Quarantined workers an operator released, for the run to learn.
     released: Vec<String>,
+    /// When a publish wakes idle workers (the first one, and the first after a lull).
+    lull: broker::wake::Lull,
 }
 
 impl RabbitMq {
@@ -149,6 +153,7 @@ impl RabbitMq {
             again: Vec::new(),
             quarantined: HashSet::new(),
             released: Vec::new(),
+            lull: broker::wake::Lull::default(),
         };
         t.take_ownership().await?;
         let completed = std::mem::take(&mut t.spec.completed);
@@ -179,6 +184,7 @@ impl RabbitMq {
         let ch = conn.create_channel().await?;
         ch.confirm_select(ConfirmSelectOptions::default()).await?;
         self.names.declare(&ch).await?;
+        broker::wake::declare(&ch).await?;
         ch.basic_qos(1000, BasicQosOptions::default()).await?;
         self.generation += 1;
         let generation = self.generation;
@@ -281,6 +287,12 @@ impl RabbitMq {
             Ok(c) => {
                 self.confirms.push_back((job.number, c));
                 self.published += 1;
+                // Idle workers back off; the first job after a lull wakes them.
+                if self.lull.publish(Instant::now()) {
+                    if let Err(e) = broker::wake::send(&link.ch).await {
+                        tracing::debug!("waking the workers: {e}");
+                    }
+                }
             }
             Err(e) => {
                 self.unsent.push(job.number);
