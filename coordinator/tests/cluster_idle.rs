@@ -18,18 +18,7 @@ fn an_idle_worker_backs_off_and_a_coordinators_first_job_wakes_it() {
     let Some(_g) = setup() else { return };
     let f = Farm::new("idle", 15);
     let w = f.worker_args("i1", 1, "i1", &["--idle-poll-max", "600"]);
-    let rt = rt();
-    let store = rt.block_on(broker::Store::connect(&f.redis_url())).unwrap();
-    wait_until(Duration::from_secs(120), || {
-        let ready = rt
-            .block_on(store.workers())
-            .unwrap()
-            .iter()
-            .any(|h| h.id == format!("{}-i1", f.name) && h.state == broker::WorkerState::Ready);
-        ready
-            .then_some(())
-            .ok_or_else(|| "the worker is not ready".to_string())
-    });
+    f.wait_ready(1, Duration::from_secs(120));
     std::thread::sleep(Duration::from_secs(33));
 
     let t0 = Instant::now();

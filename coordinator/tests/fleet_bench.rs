@@ -136,17 +136,7 @@ fn fleet_of_many_workers() {
     let pids: HashSet<u32> = workers.iter().map(Proc::pid).collect();
     let rt = rt();
     let store = rt.block_on(broker::Store::connect(&f.redis_url())).unwrap();
-    wait_until(Duration::from_secs(900), || {
-        let ready = rt
-            .block_on(store.workers())
-            .unwrap()
-            .iter()
-            .filter(|h| h.state == broker::WorkerState::Ready)
-            .count();
-        (ready >= n)
-            .then_some(())
-            .ok_or_else(|| format!("{ready} of {n} workers ready"))
-    });
+    f.wait_ready(n, Duration::from_secs(900));
     let started = t0.elapsed().as_secs_f64();
     let rss_kb: u64 = pids
         .iter()

@@ -359,6 +359,25 @@ impl Farm {
             .unwrap_or(0)
     }
 
+    /// Wait until `n` workers of this farm's Redis are ready (past their self-tests).
+    pub fn wait_ready(&self, n: usize, limit: Duration) {
+        let rt = rt();
+        let store = rt
+            .block_on(broker::Store::connect(&self.redis_url()))
+            .unwrap();
+        wait_until(limit, || {
+            let ready = rt
+                .block_on(store.workers())
+                .unwrap()
+                .iter()
+                .filter(|h| h.state == broker::WorkerState::Ready)
+                .count();
+            (ready >= n)
+                .then_some(())
+                .ok_or_else(|| format!("{ready} of {n} workers ready"))
+        });
+    }
+
     pub fn wait_for_results(&self, n: usize, coord: &mut Proc) {
         wait_until(Duration::from_secs(120), || {
             assert!(
