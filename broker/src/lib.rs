@@ -1,13 +1,15 @@
 //! What the coordinator and the workers speak over RabbitMQ and Redis: the queue names of a
 //! tournament and how they are declared (`names`), how to connect and back off, the headers and
 //! delivery mode, the Redis store (`store`: artifacts by sha256, active tournaments, completed
-//! sets, dead letters, the ownership lease, worker heartbeats) and the one shutdown value of a
+//! sets, dead letters, the ownership lease, worker heartbeats; `terms`: how workers share their
+//! time between tournaments) and the one shutdown value of a
 //! long-running command (`shutdown`). The coordinator's RabbitMQ transport and cluster commands
 //! and the worker's `farm worker` loop (`worker::serve`) build on it; it depends on neither.
 
 pub mod names;
 pub mod shutdown;
 pub mod store;
+pub mod terms;
 pub mod wake;
 
 use std::time::Duration;
@@ -16,7 +18,8 @@ use lapin::BasicProperties;
 
 pub use names::Names;
 pub use shutdown::Shutdown;
-pub use store::{Heartbeat, Store, StoreError, WorkerState};
+pub use store::{Followed, Heartbeat, Store, StoreError, WorkerState};
+pub use terms::Terms;
 
 /// Jobs a worker has tried this often (deaths, requeues) are dead-lettered as poison.
 pub const DELIVERY_LIMIT: i32 = 5;

@@ -4,13 +4,16 @@
 //! durable, and reset from its log at every start), dead-letter reports (`farm:t:<id>:dead`),
 //! the coordinator's ownership lease of a tournament (`farm:t:<id>:owner`, expiring) and worker
 //! heartbeats (`farm:worker:<id>`, expiring) and the tournaments that quarantined a worker,
-//! with their evidence (`farm:quarantine:<worker id>`, a hash of tournament → evidence).
+//! with their evidence (`farm:quarantine:<worker id>`, a hash of tournament → evidence), and
+//! the terms each active tournament is served on (`farm:terms`, tournament → [`Terms`] JSON).
+
+use std::collections::HashMap;
 
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, RedisError};
 use serde::{Deserialize, Serialize};
 
-use crate::{redact, HEARTBEAT_TTL};
+use crate::{redact, Terms, HEARTBEAT_TTL};
 
 /// What went wrong talking to Redis (URLs in messages have their password hidden).
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +92,16 @@ fn dead_key(tournament: &str) -> String {
 }
 
 const TOURNAMENTS: &str = "farm:tournaments";
+const TERMS: &str = "farm:terms";
+
+/// What a worker follows, read in one round trip.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Followed {
+    /// The announced tournaments with the terms they are served on (sorted by id).
+    pub tournaments: Vec<(String, Terms)>,
+    /// The tournaments that quarantined the worker, with their evidence (sorted).
+    pub quarantined: Vec<(String, String)>,
+}
 
 fn quarantine_key(worker: &str) -> String {
     format!("farm:quarantine:{worker}")
@@ -132,16 +145,30 @@ impl Store {
         Ok(con.get(artifact_key(sha256)).await?)
     }
 
-    /// Announce a tournament to the workers.
-    pub async fn register(&self, tournament: &str) -> Result<()> {
+    /// Announce a tournament to the workers, served on `terms`.
+    pub async fn register(&self, tournament: &str, terms: &Terms) -> Result<()> {
         let mut con = self.con.clone();
-        let _: () = con.sadd(TOURNAMENTS, tournament).await?;
+        let json = serde_json::to_string(terms)?;
+        let _: () = redis::pipe()
+            .atomic()
+            .hset(TERMS, tournament, json)
+            .ignore()
+            .sadd(TOURNAMENTS, tournament)
+            .ignore()
+            .query_async(&mut con)
+            .await?;
         Ok(())
     }
 
     pub async fn unregister(&self, tournament: &str) -> Result<()> {
         let mut con = self.con.clone();
-        let _: () = con.srem(TOURNAMENTS, tournament).await?;
+        let _: () = redis::pipe()
+            .srem(TOURNAMENTS, tournament)
+            .ignore()
+            .hdel(TERMS, tournament)
+            .ignore()
+            .query_async(&mut con)
+            .await?;
         Ok(())
     }
 
@@ -150,17 +177,30 @@ impl Store {
         Ok(con.smembers(TOURNAMENTS).await?)
     }
 
-    /// What a worker follows: the announced tournaments and those that quarantined `worker`
-    /// (tournament, evidence; sorted), in one round trip, since every worker asks it each refresh.
-    pub async fn following(&self, worker: &str) -> Result<(Vec<String>, Vec<(String, String)>)> {
+    /// What a worker follows: the announced tournaments with their terms and those that
+    /// quarantined `worker`, in one round trip, since every worker asks it each refresh.
+    pub async fn following(&self, worker: &str) -> Result<Followed> {
         let mut con = self.con.clone();
-        let (tournaments, mut quarantined): (Vec<String>, Vec<(String, String)>) = redis::pipe()
+        type Read = (Vec<String>, HashMap<String, String>, Vec<(String, String)>);
+        let (ids, terms, mut quarantined): Read = redis::pipe()
             .smembers(TOURNAMENTS)
+            .hgetall(TERMS)
             .hgetall(quarantine_key(worker))
             .query_async(&mut con)
             .await?;
+        let mut tournaments: Vec<(String, Terms)> = ids
+            .into_iter()
+            .map(|t| {
+                let terms = Terms::parse(terms.get(&t).map(String::as_str));
+                (t, terms)
+            })
+            .collect();
+        tournaments.sort_by(|a, b| a.0.cmp(&b.0));
         quarantined.sort();
-        Ok((tournaments, quarantined))
+        Ok(Followed {
+            tournaments,
+            quarantined,
+        })
     }
 
     pub async fn mark_done(&self, tournament: &str, numbers: &[u64]) -> Result<()> {
@@ -265,6 +305,7 @@ impl Store {
     pub async fn forget(&self, tournament: &str) -> Result<()> {
         let mut con = self.con.clone();
         let _: () = con.srem(TOURNAMENTS, tournament).await?;
+        let _: () = con.hdel(TERMS, tournament).await?;
         let _: () = con
             .del(&[
                 done_key(tournament),

@@ -35,6 +35,8 @@ pub enum FarmKind {
         redis: String,
         key: shared::codec::FarmKey,
         tournament: String,
+        /// The ladder's terms beside other tournaments (its priority puts challenges first).
+        terms: broker::Terms,
     },
 }
 
@@ -154,6 +156,7 @@ async fn run_farm(
             redis,
             key,
             tournament,
+            terms,
         } => {
             let up = async {
                 let store = Store::connect(&redis).await?;
@@ -168,6 +171,7 @@ async fn run_farm(
                     confirm_window: 256,
                     view_every: Duration::from_secs(300),
                     completed: Vec::new(),
+                    terms,
                 })
                 .await?;
                 anyhow::Ok((t, uploads))

@@ -40,6 +40,7 @@ fn raw_dispatch_rate_with_confirms() {
             confirm_window: 512,
             view_every: Duration::from_secs(3600),
             completed: Vec::new(),
+            terms: broker::Terms::default(),
         })
         .await
         .unwrap();

@@ -9,6 +9,9 @@
 //! cargo test --release -p coordinator --test fleet_bench -- --ignored --nocapture
 //! ```
 //!
+//! With `BENCH_ANCHOR_FARM=/path/to/another/farm` the idle phases are measured first with
+//! workers of that build (the anchor, e.g. one from before the back-off), in the same run.
+//!
 //! The workers run with `--sandbox off` (the farm, not the sandbox, is measured here; the
 //! sandbox's own costs are in BENCHMARKS.md) and share one compile cache. Broker frames are
 //! counted per connection (`rabbitmqctl list_connections`), keeping only the workers' own
@@ -114,28 +117,24 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) as f64 / 100.0
 }
 
-#[test]
-#[ignore]
-fn fleet_of_many_workers() {
-    let Some(_g) = setup() else { return };
-    let n = fleet_size();
-    let f = Farm::new("fleet", 12);
+/// A fleet of `n` one-slot workers (run through `wrap`, e.g. another build's binary), ready.
+struct Fleet {
+    workers: Vec<Proc>,
+    ports: HashSet<u16>,
+}
+
+fn start_fleet(f: &Farm, n: usize, wrap: &[&str], label: &str) -> Fleet {
     let cache = f.dir.path().join("cache");
     let cache_arg = cache.display().to_string();
     let t0 = Instant::now();
     let workers: Vec<Proc> = (0..n)
         .map(|i| {
-            f.worker_args(
-                &format!("w{i:04}"),
-                1,
-                &format!("w{i:04}"),
-                &["--sandbox", "off", "--cache-dir", &cache_arg],
-            )
+            let id = format!("{label}{i:04}");
+            let extra = ["--sandbox", "off", "--cache-dir", &cache_arg];
+            f.worker_under(wrap, &id, 1, &id, &extra)
         })
         .collect();
     let pids: HashSet<u32> = workers.iter().map(Proc::pid).collect();
-    let rt = rt();
-    let store = rt.block_on(broker::Store::connect(&f.redis_url())).unwrap();
     f.wait_ready(n, Duration::from_secs(900));
     let started = t0.elapsed().as_secs_f64();
     let rss_kb: u64 = pids
@@ -149,20 +148,26 @@ fn fleet_of_many_workers() {
         .sum();
     let ports = broker_ports(&pids);
     println!(
-        "fleet: {n} workers ready in {started:.1} s; {} broker connections; RSS {:.1} MB per worker",
+        "{label}: {n} workers ready in {started:.1} s; {} broker connections; RSS {:.1} MB per worker",
         ports.len(),
         rss_kb as f64 / 1024.0 / n as f64
     );
+    Fleet { workers, ports }
+}
 
-    // Idle, no tournament.
-    let (recv, send, cmds) = idle_rates(&ports, 20);
+/// What the idle fleet costs: with no tournament, then with one announced whose jobs queue
+/// stays empty.
+fn idle_phases(f: &Farm, fleet: &Fleet, label: &str) {
+    let n = fleet.workers.len();
+    let ports = &fleet.ports;
+    let rt = rt();
+    let store = rt.block_on(broker::Store::connect(&f.redis_url())).unwrap();
+    let (recv, send, cmds) = idle_rates(ports, 20);
     println!(
-        "idle, no tournament: broker {recv:.1} frames/s in, {send:.1} out ({:.3} in per worker); Redis {cmds:.1} commands/s ({:.3} per worker)",
+        "{label}: idle, no tournament: broker {recv:.1} frames/s in, {send:.1} out ({:.3} in per worker); Redis {cmds:.1} commands/s ({:.3} per worker)",
         recv / n as f64,
         cmds / n as f64
     );
-
-    // Idle, one tournament announced and its jobs queue empty.
     let tournament = format!("fleetidle{:08x}", std::process::id());
     let names = broker::Names::for_tournament(&tournament);
     let conn = rt
@@ -170,11 +175,13 @@ fn fleet_of_many_workers() {
         .unwrap();
     let ch = rt.block_on(conn.create_channel()).unwrap();
     rt.block_on(names.declare(&ch)).unwrap();
-    rt.block_on(store.register(&tournament)).unwrap();
-    std::thread::sleep(Duration::from_secs(3));
-    let (recv, send, cmds) = idle_rates(&ports, 20);
+    rt.block_on(store.register(&tournament, &broker::Terms::default()))
+        .unwrap();
+    // Long enough for every worker to have backed off to its cap (8 s by default).
+    std::thread::sleep(Duration::from_secs(20));
+    let (recv, send, cmds) = idle_rates(ports, 30);
     println!(
-        "idle, one tournament with an empty queue: broker {recv:.1} frames/s in, {send:.1} out ({:.3} in per worker); Redis {cmds:.1} commands/s ({:.3} per worker)",
+        "{label}: idle, one tournament with an empty queue: broker {recv:.1} frames/s in, {send:.1} out ({:.3} in per worker); Redis {cmds:.1} commands/s ({:.3} per worker)",
         recv / n as f64,
         cmds / n as f64
     );
@@ -185,6 +192,27 @@ fn fleet_of_many_workers() {
     }
     let _ = rt.block_on(ch.exchange_delete(&names.dlx, Default::default()));
     let _ = rt.block_on(conn.close(200, "bye"));
+}
+
+#[test]
+#[ignore]
+fn fleet_of_many_workers() {
+    let Some(_g) = setup() else { return };
+    let n = fleet_size();
+    let f = Farm::new("fleet", 12);
+    // The anchor first (another build's workers, e.g. from before the back-off), when given.
+    if let Ok(anchor) = std::env::var("BENCH_ANCHOR_FARM") {
+        let exec = format!("shift; exec {anchor} \"$@\"");
+        let wrap = ["sh", "-c", exec.as_str(), "sh"];
+        let fleet = start_fleet(&f, n, &wrap, "anchor");
+        idle_phases(&f, &fleet, "anchor");
+        drop(fleet);
+        f.flush_redis();
+        std::thread::sleep(Duration::from_secs(12));
+    }
+    let fleet = start_fleet(&f, n, &[], "this build");
+    idle_phases(&f, &fleet, "this build");
+    let ports = fleet.ports.clone();
 
     // A tournament of instant bots on the whole fleet.
     let seeds = std::env::var("BENCH_SEEDS").unwrap_or_else(|_| "250".into());
@@ -230,5 +258,5 @@ fn fleet_of_many_workers() {
         (mem_peak - mem0) as f64 / matches as f64,
         (mem_peak - mem0) as f64 / matches as f64 * 10_000.0 / 1e6
     );
-    drop(workers);
+    drop(fleet);
 }

@@ -166,6 +166,7 @@ fn nim_plays_on_the_cluster_through_the_same_paths() {
             confirm_window: 64,
             view_every: Duration::from_secs(300),
             completed: Vec::new(),
+            terms: broker::Terms::default(),
         })
         .await
         .unwrap();

@@ -14,6 +14,8 @@ pub struct Cluster {
     pub broker: String,
     pub redis: String,
     pub key: FarmKey,
+    /// How workers serve this run beside other tournaments (share, priority, min speed).
+    pub terms: broker::Terms,
 }
 
 impl std::fmt::Debug for Cluster {

@@ -76,6 +76,7 @@ pub async fn run_games(
         confirm_window: 256,
         view_every: Duration::from_secs(10),
         completed: Vec::new(),
+        terms: cluster.cluster.terms,
     })
     .await?;
     eprintln!("{}", t.describe());

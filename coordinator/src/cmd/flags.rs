@@ -239,6 +239,46 @@ pub struct ClusterArgs {
     pub redis: Option<String>,
     #[command(flatten)]
     pub key: KeyArgs,
+    /// Cluster mode: this run's share of the workers' time against the other tournaments of
+    /// the same --priority on the fleet (fishtest's throughput): at 3 against another's 1 it
+    /// gets three quarters of the time both want. Each worker keeps the split by slot time.
+    #[arg(long, env = "FARM_SHARE", value_name = "WEIGHT", default_value_t = 1.0, value_parser = positive_share)]
+    pub share: f64,
+    /// Cluster mode: workers serve a tournament of a higher priority first whenever it has a
+    /// job ready, whatever the shares (a ladder serves at 1 by default, tournaments at 0).
+    #[arg(
+        long,
+        env = "FARM_PRIORITY",
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub priority: i32,
+    /// Refuse hosts slower than this (reference bot-turns per second, the speed signature
+    /// `farm worker --self-test` prints): on a cluster slower workers take none of this run's
+    /// jobs and a report from one is refused and played elsewhere; embedded, a slower host
+    /// stops the run before it starts.
+    #[arg(long, env = "FARM_MIN_SPEED", value_name = "TURNS_PER_S", value_parser = positive_speed)]
+    pub min_speed: Option<f64>,
+}
+
+/// `--min-speed`: a positive number of reference turns per second.
+pub fn positive_speed(s: &str) -> Result<f64> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => bail!(
+            "{s:?} is not a positive number of reference turns per second (see the speed \
+             `farm worker --self-test` prints)"
+        ),
+    }
+}
+
+/// `--share`: a positive weight.
+fn positive_share(s: &str) -> Result<f64> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => bail!("{s:?} is not a positive weight (e.g. 3 for three times another's 1)"),
+    }
 }
 
 impl ClusterArgs {
@@ -255,6 +295,11 @@ impl ClusterArgs {
             broker: broker.clone(),
             redis,
             key: self.key.load()?,
+            terms: broker::Terms {
+                share: self.share,
+                priority: self.priority,
+                min_speed: self.min_speed,
+            },
         }))
     }
 }

@@ -111,6 +111,17 @@ pub struct ServeArgs {
     /// Tournament name of the ladder's jobs on the cluster (one per ladder).
     #[arg(long, value_name = "NAME", default_value = "qianwang-ladder")]
     pub cluster_name: String,
+    /// On a cluster: workers serve the tournament of the highest priority first whenever it has
+    /// a job ready; the ladder's 1 puts its challenges ahead of tournaments (0 by default), so a
+    /// submitter does not wait behind a long run. 0 shares the workers by `--share` instead.
+    #[arg(
+        long,
+        env = "FARM_LADDER_PRIORITY",
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    pub priority: i32,
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +206,10 @@ pub fn run(args: LadderArgs) -> Result<ExitCode> {
                         redis,
                         key: key.load()?,
                         tournament: a.cluster_name,
+                        terms: broker::Terms {
+                            priority: a.priority,
+                            ..broker::Terms::default()
+                        },
                     },
                     _ => {
                         let prep = BotPrep::new(&host)?;

@@ -131,6 +131,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
                 broker: broker.clone(),
                 redis: redis.to_string(),
                 key: args.key.load()?,
+                terms: broker::Terms::default(),
             };
             let cluster = crate::cluster::proboj::ProbojCluster {
                 cluster: &cluster,

@@ -243,6 +243,7 @@ fn engine_of(args: &RunArgs, setup: &Setup) -> Result<Engine> {
         redo_failed: args.redo_failed,
         redo_suspect: args.redo_suspect,
         cluster: args.cluster.cluster()?,
+        min_speed: args.cluster.min_speed,
         host: setup.host.clone(),
         clock: setup.clock,
     })

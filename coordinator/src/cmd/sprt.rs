@@ -152,6 +152,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         redo_failed: false,
         redo_suspect: false,
         cluster: args.cluster.cluster()?,
+        min_speed: args.cluster.min_speed,
         host: setup.host.clone(),
         clock: setup.clock,
     };

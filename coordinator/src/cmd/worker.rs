@@ -11,7 +11,7 @@ use broker::Shutdown;
 use clap::Args;
 use worker::serve::{serve, Announcement, ServeConfig};
 
-use super::flags::{KeyArgs, SandboxArgs};
+use super::flags::{positive_speed, KeyArgs, SandboxArgs};
 use crate::botprep::BotPrep;
 
 #[derive(Args, Debug, Clone)]
@@ -188,15 +188,4 @@ fn too_slow(speed: f64, min: Option<f64>) -> Option<String> {
              less loaded host)"
         )
     })
-}
-
-/// `--min-speed`: a positive number of reference turns per second.
-fn positive_speed(s: &str) -> anyhow::Result<f64> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => anyhow::bail!(
-            "{s:?} is not a positive number of reference turns per second (see the speed \
-             `farm worker --self-test` prints)"
-        ),
-    }
 }

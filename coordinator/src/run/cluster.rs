@@ -81,6 +81,7 @@ pub async fn execute(
         confirm_window: 512,
         view_every: Duration::from_secs(10),
         completed,
+        terms: cluster.terms,
     })
     .await?;
     eprintln!("{}", transport.describe());

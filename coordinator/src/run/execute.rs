@@ -47,6 +47,8 @@ pub struct Engine {
     pub host: HostSettings,
     /// The match clock every job carries.
     pub clock: crate::clock::TournamentClock,
+    /// `--min-speed`: reports from slower workers are refused and played elsewhere.
+    pub min_speed: Option<f64>,
 }
 
 /// How a run ended.
@@ -67,6 +69,16 @@ pub async fn embedded(
     // otherwise show up as every match failing).
     let report = prep.self_test()?;
     tracing::info!(%report, "self-test passed");
+    let terms = broker::Terms {
+        min_speed: engine.min_speed,
+        ..broker::Terms::default()
+    };
+    if let Some(why) = terms.refuses(Some(report.speed)) {
+        anyhow::bail!(
+            "this host cannot play the run: {why} (lower --min-speed, or run on a faster or \
+             less loaded host)"
+        );
+    }
     let mut artifacts = LocalArtifacts::new();
     let mut programs = Vec::with_capacity(plan.entries.len());
     for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
@@ -186,6 +198,11 @@ pub async fn drive<T: Transport>(
     let describe = transport.describe();
     let mut flights = Dispatcher::new(transport, &plan.tournament, plan.workers * 2);
     let mut guard = super::quarantine::Guard::open(&out);
+    // Only the speed matters here: share and priority steer the workers, not the results.
+    let terms = broker::Terms {
+        min_speed: engine.min_speed,
+        ..broker::Terms::default()
+    };
     for e in guard.quarantined() {
         flights.quarantine(&e.worker, &e.to_string()).await?;
     }
@@ -256,8 +273,13 @@ pub async fn drive<T: Transport>(
             }
             timings.match_seconds += arrival.report.seconds;
             let worker = arrival.report.worker.as_str();
-            if guard.refuses(worker) {
-                let why = format!("refused: worker {worker} is quarantined");
+            let refused = match guard.refuses(worker) {
+                true => Some(format!("refused: worker {worker} is quarantined")),
+                false => terms
+                    .refuses(arrival.report.speed)
+                    .map(|why| format!("refused: worker {worker} cannot play this run: {why}")),
+            };
+            if let Some(why) = refused {
                 tracing::info!(number = n, "{why}; the match is played elsewhere");
                 played_by::append(&out, &played_by::Played::of(&arrival.report, Some(why)));
                 flights.requeue(&arrival).await?;

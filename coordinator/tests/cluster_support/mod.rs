@@ -297,20 +297,15 @@ impl Farm {
         self.run_command(&base, extra)
     }
 
-    /// `farm run <tournament> --workers 2 --broker .. --redis .. <extra>` for this scenario.
+    /// `farm run <tournament> --workers 2 --broker .. --redis .. <extra>` for this scenario
+    /// (`--workers` only when `extra` does not give it).
     fn run_command(&self, tournament: &[String], extra: &[&str]) -> Command {
         let mut c = Command::new(farm());
-        c.current_dir(root())
-            .arg("run")
-            .args(tournament)
-            .args([
-                "--workers",
-                "2",
-                "--broker",
-                BROKER,
-                "--redis",
-                &self.redis_url(),
-            ])
+        c.current_dir(root()).arg("run").args(tournament);
+        if !extra.contains(&"--workers") {
+            c.args(["--workers", "2"]);
+        }
+        c.args(["--broker", BROKER, "--redis", &self.redis_url()])
             .args(extra)
             .env("FARM_KEY", KEY)
             .stdout(Stdio::null());
@@ -331,6 +326,12 @@ impl Farm {
     pub fn start_tournament(&self, tournament: &[&str]) -> Proc {
         let tournament: Vec<String> = tournament.iter().map(|a| a.to_string()).collect();
         self.spawn_coordinator(self.run_command(&tournament, &[]), &self.output())
+    }
+
+    /// A coordinator playing `tournament` with `extra` flags, writing into `output`.
+    pub fn start_tournament_at(&self, output: &Path, tournament: &[&str], extra: &[&str]) -> Proc {
+        let tournament: Vec<String> = tournament.iter().map(|a| a.to_string()).collect();
+        self.spawn_coordinator(self.run_command(&tournament, extra), output)
     }
 
     fn spawn_coordinator(&self, mut cmd: Command, output: &Path) -> Proc {

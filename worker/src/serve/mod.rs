@@ -15,6 +15,7 @@
 pub mod artifacts;
 mod outbox;
 mod session;
+mod shares;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -109,6 +110,8 @@ struct Ctx {
     stop: Shutdown,
     /// Why this host can no longer play (set once; the worker then stops).
     unfit: Mutex<Option<String>>,
+    /// How the slots' time splits between the tournaments served (their terms).
+    shares: Mutex<shares::Shares>,
 }
 
 impl Ctx {
@@ -230,6 +233,7 @@ pub async fn serve(cfg: ServeConfig, runner: JobRunner, stop: Shutdown) -> Resul
         finished: Notify::new(),
         stop,
         unfit: Mutex::new(None),
+        shares: Mutex::new(shares::Shares::default()),
     });
     let beat = tokio::spawn({
         let ctx = ctx.clone();
@@ -334,4 +338,6 @@ pub(super) struct Taken {
     pub names: broker::Names,
     pub job: shared::msg::Job,
     pub label: String,
+    /// The slot-seconds [`shares::Shares::took`] charged for it.
+    pub charged: f64,
 }

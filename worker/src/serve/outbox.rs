@@ -25,7 +25,13 @@ pub(super) struct Outgoing {
 
 /// Play a taken job and put its signed report in the outbox.
 pub(super) async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePermit) {
-    let Taken { names, job, label } = taken;
+    let Taken {
+        names,
+        job,
+        label,
+        charged,
+    } = taken;
+    let held = std::time::Instant::now();
     let failed = |f| JobReport {
         tournament: job.tournament.clone(),
         number: job.number,
@@ -58,6 +64,9 @@ pub(super) async fn play(ctx: Arc<Ctx>, taken: Taken, permit: OwnedSemaphorePerm
         },
     };
     drop(permit);
+    if let Ok(mut s) = ctx.shares.lock() {
+        s.ended(&job.tournament, charged, held.elapsed().as_secs_f64());
+    }
     if matches!(report.outcome, Err(JobFailure::Infrastructure(_))) && !host_still_fit(&ctx) {
         // Withheld: the job leaves the heartbeat unreported, and the coordinator has it played
         // again elsewhere without counting a failure against the match.

@@ -1,5 +1,6 @@
-//! One broker session of the worker: connect, follow the tournaments announced in Redis, take a
-//! job (`basic.get`, round robin over the served queues) whenever a slot is free, backing off
+//! One broker session of the worker: connect, follow the tournaments announced in Redis (and
+//! their terms), take a job (`basic.get`, the served queues in the order their shares and
+//! priorities give, `shares`) whenever a slot is free, backing off
 //! while the queues are empty until a coordinator's wake-up (`broker::wake`), admit it
 //! (signature, tournament, referee version, pin, not already completed) or refuse it to the
 //! dead-letter queue with the reason, and deliver the outbox. A refusal of a job signed with the
@@ -18,7 +19,7 @@ use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{Channel, Connection};
 use tokio::task::JoinSet;
 
-use broker::{connect, persistent, wake, Names, REASON_HEADER};
+use broker::{connect, persistent, wake, Names, Terms, REASON_HEADER};
 use shared::codec;
 use shared::msg::{GameJob, Job, Posting, Refusal};
 
@@ -41,7 +42,6 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
     let mut wake = Wake::listen(&conn, &ctx.cfg.id).await;
     let mut following = Following::default();
     let mut listed = Instant::now() - Duration::from_secs(60);
-    let mut turn = 0usize;
     // Looks in a row that found no job with a slot free (the back-off of an idle worker).
     let mut empty = 0u32;
     loop {
@@ -69,7 +69,7 @@ pub(super) async fn session(ctx: Arc<Ctx>, tasks: &mut JoinSet<()>) -> Result<()
         if let Ok(permit) = ctx.slots.clone().try_acquire_owned() {
             looked = true;
             let served = &mut following.served;
-            if let Some(job) = take(&ctx, &mut ch, &conn, served, &mut turn).await? {
+            if let Some(job) = take(&ctx, &mut ch, &conn, served).await? {
                 tasks.spawn(play(ctx.clone(), job, permit));
                 took = true;
             }
@@ -145,13 +145,15 @@ impl Wake {
 /// or its queues were removed by hand) is left alone before it is checked again.
 const GONE_RECHECK: Duration = Duration::from_secs(10);
 
-/// The tournaments a session follows: those served, those found without queues (by when),
-/// and those that quarantined this worker (with their evidence).
+/// The tournaments a session follows: those served (with their terms), those found without
+/// queues (by when), those that quarantined this worker (with their evidence) and those whose
+/// `--min-speed` this host does not reach (with why).
 #[derive(Default)]
 struct Following {
-    served: Vec<Names>,
+    served: Vec<(Names, Terms)>,
     gone: HashMap<String, Instant>,
     quarantined: HashMap<String, String>,
+    too_slow: HashMap<String, String>,
 }
 
 impl Following {
@@ -171,19 +173,37 @@ impl Following {
         }
         self.quarantined = now;
         let q = &self.quarantined;
-        self.served.retain(|n| !q.contains_key(&n.tournament));
+        self.served.retain(|(n, _)| !q.contains_key(&n.tournament));
+    }
+
+    /// The announced tournaments whose terms refuse a host of `speed`: logged as they change,
+    /// and not served.
+    fn too_slow_for(&mut self, announced: &[(String, Terms)], speed: Option<f64>) {
+        let now: HashMap<String, String> = announced
+            .iter()
+            .filter_map(|(t, terms)| Some((t.clone(), terms.refuses(speed)?)))
+            .collect();
+        for (t, why) in &now {
+            if !self.too_slow.contains_key(t) {
+                tracing::warn!(tournament = %t, "not serving the tournament: {why}");
+            }
+        }
+        self.too_slow = now;
+        let slow = &self.too_slow;
+        self.served
+            .retain(|(n, _)| !slow.contains_key(&n.tournament));
     }
 }
 
 /// Follow the tournaments announced in Redis: check that the queues of new ones exist (only
-/// the coordinator creates them), drop ended ones and those that quarantined this worker. A
-/// missing queue closes the channel: open another and leave that tournament alone for
-/// [`GONE_RECHECK`].
+/// the coordinator creates them), take their terms, drop ended ones, those that quarantined
+/// this worker and those that ask for a faster host. A missing queue closes the channel: open another and
+/// leave that tournament alone for [`GONE_RECHECK`].
 async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Following) -> Result<()> {
-    let tids = match ctx.store.following(&ctx.cfg.id).await {
-        Ok((tids, quarantined)) => {
-            f.quarantined_by(quarantined);
-            tids
+    let announced = match ctx.store.following(&ctx.cfg.id).await {
+        Ok(followed) => {
+            f.quarantined_by(followed.quarantined);
+            followed.tournaments
         }
         Err(e) => {
             tracing::warn!(
@@ -193,21 +213,31 @@ async fn refresh(ctx: &Ctx, ch: &mut Channel, conn: &Connection, f: &mut Followi
             return Ok(());
         }
     };
-    f.served.retain(|n| tids.contains(&n.tournament));
+    f.too_slow_for(&announced, ctx.runner.speed);
+    f.served.retain_mut(
+        |(n, terms)| match announced.iter().find(|(t, _)| *t == n.tournament) {
+            Some((_, now)) => {
+                *terms = *now;
+                true
+            }
+            None => false,
+        },
+    );
     f.gone
-        .retain(|t, since| tids.contains(t) && since.elapsed() < GONE_RECHECK);
-    for tid in tids {
-        if f.served.iter().any(|n| n.tournament == tid)
+        .retain(|t, since| announced.iter().any(|(a, _)| a == t) && since.elapsed() < GONE_RECHECK);
+    for (tid, terms) in announced {
+        if f.served.iter().any(|(n, _)| n.tournament == tid)
             || f.gone.contains_key(&tid)
             || f.quarantined.contains_key(&tid)
+            || f.too_slow.contains_key(&tid)
         {
             continue;
         }
         let names = Names::for_tournament(&tid);
         match names.check(ch).await {
             Ok(()) => {
-                tracing::info!(queue = %names.jobs, "serving tournament");
-                f.served.push(names);
+                tracing::info!(queue = %names.jobs, share = terms.share, priority = terms.priority, "serving tournament");
+                f.served.push((names, terms));
             }
             Err(e) if not_found(&e) => {
                 tracing::info!(tournament = %tid, "announced, but its queues are gone (it ended); not served");
@@ -232,40 +262,60 @@ fn not_found(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Take at most one job from the served queues (round robin). A queue deleted under us (its
-/// tournament ended) closes the channel: open another and forget that tournament.
+/// Take at most one job from the served queues, looking first where the shares say
+/// ([`super::shares::Shares::order`]). A queue deleted under us (its tournament ended) closes the channel:
+/// open another and forget that tournament.
 async fn take(
     ctx: &Ctx,
     ch: &mut Channel,
     conn: &Connection,
-    served: &mut Vec<Names>,
-    turn: &mut usize,
+    served: &mut Vec<(Names, Terms)>,
 ) -> Result<Option<Taken>> {
-    for i in 0..served.len() {
-        let k = (*turn + i) % served.len();
+    let terms: Vec<(String, Terms)> = served
+        .iter()
+        .map(|(n, t)| (n.tournament.clone(), *t))
+        .collect();
+    let order = match ctx.shares.lock() {
+        Ok(mut s) => s.order(&terms),
+        Err(_) => (0..terms.len()).collect(),
+    };
+    for (pos, &k) in order.iter().enumerate() {
+        let Some((names, _)) = served.get(k) else {
+            continue;
+        };
         let got = ch
-            .basic_get(&served[k].jobs, BasicGetOptions { no_ack: false })
+            .basic_get(&names.jobs, BasicGetOptions { no_ack: false })
             .await;
         let msg = match got {
             Ok(Some(m)) => m,
             Ok(None) => continue,
             Err(e) if not_found(&e) => {
-                tracing::info!(queue = %served[k].jobs, "tournament queue gone");
+                tracing::info!(queue = %names.jobs, "tournament queue gone");
                 served.remove(k);
                 *ch = open_channel(conn).await?;
                 return Ok(None);
             }
             Err(e) => return Err(e.into()),
         };
-        *turn = k + 1;
-        let names = served[k].clone();
+        let names = names.clone();
+        let charged = match ctx.shares.lock() {
+            Ok(mut s) => s.took(&terms, &order[..pos], k),
+            Err(_) => 0.0,
+        };
         let d = msg.delivery;
         if d.redelivered {
             if let Some(counter) = &ctx.cfg.redelivered {
                 counter.inc();
             }
         }
-        return admit(ctx, ch, names, d).await;
+        let admitted = admit(ctx, ch, names, d).await?;
+        if admitted.is_none() {
+            // Refused or already completed: no slot time used.
+            if let Ok(mut s) = ctx.shares.lock() {
+                s.ended(&terms[k].0, charged, 0.0);
+            }
+        }
+        return Ok(admitted.map(|t| Taken { charged, ..t }));
     }
     Ok(None)
 }
@@ -317,7 +367,12 @@ async fn admit(ctx: &Ctx, ch: &Channel, names: Names, d: Delivery) -> Result<Opt
         }
         return Err(SessionError::Ack(e));
     }
-    Ok(Some(Taken { names, job, label }))
+    Ok(Some(Taken {
+        names,
+        job,
+        label,
+        charged: 0.0,
+    }))
 }
 
 /// Why this worker refuses a job signed with the farm key, if it does.

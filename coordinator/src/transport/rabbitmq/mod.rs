@@ -63,6 +63,8 @@ pub struct ClusterSpec {
     /// Matches whose result is already durable in the coordinator's log: the completed set is
     /// reset to exactly these.
     pub completed: Vec<u64>,
+    /// The terms workers serve the tournament on (announced with it in Redis).
+    pub terms: broker::Terms,
 }
 
 /// How long a coordinator's ownership lease of a tournament lasts without renewal.
@@ -171,7 +173,10 @@ impl RabbitMq {
                 tracing::info!(purged, "dropped queued jobs of an earlier coordinator");
             }
         }
-        t.spec.store.register(&t.spec.tournament).await?;
+        t.spec
+            .store
+            .register(&t.spec.tournament, &t.spec.terms)
+            .await?;
         Ok(t)
     }
 

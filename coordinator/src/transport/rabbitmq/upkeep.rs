@@ -70,7 +70,12 @@ impl RabbitMq {
                 return Ok(());
             }
         }
-        if let Err(e) = self.spec.store.register(&self.spec.tournament).await {
+        if let Err(e) = self
+            .spec
+            .store
+            .register(&self.spec.tournament, &self.spec.terms)
+            .await
+        {
             tracing::warn!("Redis: {e:#}");
             return Ok(());
         }
@@ -219,14 +224,36 @@ impl RabbitMq {
         Ok(())
     }
 
-    /// "cluster: 2 live workers [...], 1 in its self-test [...]; 12 matches in flight".
+    /// "cluster: 2 live workers [...], 1 in its self-test [...], 1 below --min-speed [...]; 12
+    /// matches in flight".
     pub async fn view(&self) -> String {
         let workers = self.spec.store.workers().await.unwrap_or_default();
         let (ready, testing): (Vec<_>, Vec<_>) = workers
             .iter()
             .partition(|w| w.state == broker::WorkerState::Ready);
+        let (slow, ready): (Vec<_>, Vec<_>) = ready
+            .into_iter()
+            .partition(|w| self.spec.terms.refuses(w.speed).is_some());
         crate::metrics::global().workers.set(ready.len() as i64);
-        fleet_line(&ready, &testing, self.unanswered.len())
+        let line = fleet_line(&ready, &testing, self.unanswered.len());
+        match slow.is_empty() {
+            true => line,
+            false => {
+                let names: Vec<String> = slow
+                    .iter()
+                    .map(|w| match w.speed {
+                        Some(s) => format!("{}@{} {s:.1}", w.id, w.host),
+                        None => format!("{}@{} no speed", w.id, w.host),
+                    })
+                    .collect();
+                format!(
+                    "{line}; {} below --min-speed {:.1}, serving other tournaments [{}]",
+                    slow.len(),
+                    self.spec.terms.min_speed.unwrap_or(0.0),
+                    names.join(", ")
+                )
+            }
+        }
     }
 }
 
