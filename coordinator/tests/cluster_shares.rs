@@ -4,8 +4,9 @@
 //!
 //! Two coordinators, `--share 3` and `--share 1`, publish the same kind of matches (two bots
 //! that sleep 3 ms a turn, two seats) before any worker starts; two one-slot workers then serve
-//! both. When the 3-share tournament ends, the 1-share one is stopped at once (its last match
-//! or two, played while the other had no job left to give, bias the split by about one match): the seconds the
+//! both. Both records are read as they grow, and the split is taken when the 3-share
+//! tournament is down to its last two matches (from then on its queue is dry and the other may
+//! take the free worker): the seconds the
 //! workers spent on each (their reports in played-by.jsonl) must stand 3:1 within ±10%.
 
 mod cluster_support;
@@ -77,11 +78,21 @@ fn two_tournaments_at_three_to_one_get_three_quarters_and_a_quarter_of_the_time(
     std::thread::sleep(Duration::from_secs(2));
     let w1 = f.worker("s1", 1);
     let w2 = f.worker("s2", 1);
+    // Both records are read together until the 3-share tournament is down to the matches its
+    // two workers hold: from then on its queue is dry and the other takes a worker by right.
+    let (mut at, t0) = (None, std::time::Instant::now());
+    while a.running() && t0.elapsed() < Duration::from_secs(600) {
+        let (pa, pb) = (played(&out_a), played(&out_b));
+        if pa.1 + 2 >= 80 {
+            at = Some((pa, pb));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = a.wait_limit(Duration::from_secs(600));
     b.kill9();
     assert_eq!(out.status, Some(0), "{}", out.stderr);
-    let (sa, na) = played(&out_a);
-    let (sb, nb) = played(&out_b);
+    let ((sa, na), (sb, nb)) = at.expect("the 3-share tournament's record was never read");
     let ratio = sa / sb;
     eprintln!(
         "share 3: {na} matches, {sa:.1} s; share 1: {nb} matches, {sb:.1} s; time ratio {ratio:.2}, match ratio {:.2}",
