@@ -1,7 +1,7 @@
-//! The game boundary is real: Nim, a game of a few dozen lines of rules that no command of the
-//! farm knows about, plays embedded (in-process queue, local worker threads) and on the cluster
-//! (RabbitMQ, a separate `farm worker` process fetching the bots from Redis) through the same
-//! dispatcher and the same verifying accept, and both give the same records.
+//! The game boundary is real: Nim, a game of a few dozen lines of rules, plays embedded
+//! (in-process queue, local worker threads) and on the cluster (RabbitMQ, a separate `farm
+//! worker` process fetching the bots from Redis) through the same dispatcher and the same verifying accept, and both give the same records. (`farm run --game
+//! nim` and `farm sprt --game nim` play it through the tournament engine: tournament_games.rs.)
 //!
 //! The cluster half needs RabbitMQ (127.0.0.1:5672) and Redis (127.0.0.1:6379, database 13);
 //! skipped with a printed reason without them, unless FARM_REQUIRE_BROKER=1.

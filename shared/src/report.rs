@@ -8,6 +8,7 @@
 
 use crate::bootstrap::BootstrapFit;
 use crate::bt::{BtError, BtFit};
+pub use crate::report_html::Scoring;
 use crate::report_html::SizeRow;
 use crate::results::GameResult;
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ pub struct Tally {
     index: HashMap<String, usize>,
     games: u64,
     invalid: u64,
+    scoring: Scoring,
 }
 
 impl Tally {
@@ -52,7 +54,19 @@ impl Tally {
             index,
             games: 0,
             invalid: 0,
+            scoring: Scoring::default(),
         }
+    }
+
+    /// The same statistics, worded for `scoring`.
+    pub fn scored_as(mut self, scoring: Scoring) -> Self {
+        self.scoring = scoring;
+        self
+    }
+
+    /// How the table is worded.
+    pub fn scoring(&self) -> Scoring {
+        self.scoring
     }
 
     /// Adds one result (in schedule order).
@@ -133,23 +147,9 @@ impl Tally {
     pub fn render_with(&self, ratings: Option<&Result<BtFit, BtError>>, extra: &str) -> String {
         let mut out = String::new();
         out.push_str("# 对局统计汇总\n\n");
-        out.push_str("每局得分 = 生存分 + 0.5 × 击杀份额；“第一”按每局合计得分的名次判定。\n\n");
-        out.push_str("|人数|选手|有效局数|平均生存分|平均击杀分|平均合计分|单独第一比例|第一比例（含并列）|出故障局数|\n");
-        out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for r in self.size_rows() {
-            let _ = writeln!(
-                out,
-                "|{}|{}|{}|{:.3}|{:.3}|{:.3}|{:.1}%|{:.1}%|{}|",
-                r.size,
-                r.name,
-                r.games,
-                r.survival,
-                r.kill,
-                r.points,
-                r.sole_first,
-                r.first,
-                r.faulty
-            );
+        match self.scoring {
+            Scoring::SurvivalKill => self.size_table(&mut out),
+            Scoring::WinDrawLoss => self.win_table(&mut out),
         }
         if let Some(ratings) = ratings {
             out.push_str("\n## Bradley–Terry 实力值\n\n");
@@ -178,6 +178,44 @@ impl Tally {
         );
         out.push_str("单看名次不足以排除作弊；请保留故障详情、源代码和运行记录。\n");
         out
+    }
+}
+
+impl Tally {
+    /// The reference report's per-size table (Bomberman's score parts).
+    fn size_table(&self, out: &mut String) {
+        out.push_str("每局得分 = 生存分 + 0.5 × 击杀份额；“第一”按每局合计得分的名次判定。\n\n");
+        out.push_str("|人数|选手|有效局数|平均生存分|平均击杀分|平均合计分|单独第一比例|第一比例（含并列）|出故障局数|\n");
+        out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for r in self.size_rows() {
+            let _ = writeln!(
+                out,
+                "|{}|{}|{}|{:.3}|{:.3}|{:.3}|{:.1}%|{:.1}%|{}|",
+                r.size,
+                r.name,
+                r.games,
+                r.survival,
+                r.kill,
+                r.points,
+                r.sole_first,
+                r.first,
+                r.faulty
+            );
+        }
+    }
+
+    /// The per-player table of a game won, drawn or lost (胜 1、和 0.5、负 0).
+    fn win_table(&self, out: &mut String) {
+        out.push_str("每局得分：胜 1 分，和 0.5 分，负 0 分；胜率为单独第一的比例。\n\n");
+        out.push_str("|人数|选手|有效局数|平均得分|胜率|胜或和比例|出故障局数|\n");
+        out.push_str("|---:|---|---:|---:|---:|---:|---:|\n");
+        for r in self.size_rows() {
+            let _ = writeln!(
+                out,
+                "|{}|{}|{}|{:.3}|{:.1}%|{:.1}%|{}|",
+                r.size, r.name, r.games, r.points, r.sole_first, r.first, r.faulty
+            );
+        }
     }
 }
 

@@ -300,6 +300,9 @@ fn progress(o: &mut String, p: &Page) {
 }
 
 fn per_size(o: &mut String, p: &Page) {
+    if p.scoring == Scoring::WinDrawLoss {
+        return per_size_wins(o, p);
+    }
     o.push_str(
         "<h2>Per size</h2>\n<p class=\"muted\">Score = survival + 0.5 × kill share; averages \
          over valid games.</p>\n<table id=\"per-size\"><tr><th>Size</th><th class=\"n\">Bot</th>\
@@ -316,6 +319,31 @@ fn per_size(o: &mut String, p: &Page) {
             r.games,
             r.survival,
             r.kill,
+            r.points,
+            r.sole_first,
+            r.first,
+            r.faulty
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+/// The per-size table of a game won (1), drawn (½) or lost (0).
+fn per_size_wins(o: &mut String, p: &Page) {
+    o.push_str(
+        "<h2>Per size</h2>\n<p class=\"muted\">Score: a win 1, a draw 0.5, a loss 0; averages \
+         over valid games.</p>\n<table id=\"per-size\"><tr><th>Size</th><th class=\"n\">Bot</th>\
+         <th>Valid games</th><th>Score</th><th>Won</th><th>Won or drawn</th>\
+         <th>Faulty games</th></tr>\n",
+    );
+    for r in &p.per_size {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"games\">{}</td><td>{:.3}</td>\
+             <td>{:.1}%</td><td>{:.1}%</td><td>{}</td></tr>",
+            r.size,
+            esc(&r.name),
+            r.games,
             r.points,
             r.sole_first,
             r.first,

@@ -16,6 +16,7 @@ use shared::codec::FarmKey;
 
 use crate::botprep::{default_cache_dir, HostSettings};
 use crate::cluster::Cluster;
+use crate::run::game::Game;
 
 /// `--sandbox`: which isolation bots (and proboj servers) run under.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -502,5 +503,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(wrap.contains("--uid-base"), "{wrap}");
+    }
+}
+
+/// `--game`: the game a tournament plays (the engine's `run::game::Game`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GameArg {
+    /// Bomberman (RULES.md): 2 to 10 seats, .cpp sources or executables.
+    #[default]
+    Bomberman,
+    /// 钳王, the 4×4 capture game: 2 seats (black, red), .js bots; a pair is one seed played
+    /// with both colours.
+    Qianwang,
+    /// Nim, the smallest game: 2 seats, .cpp sources or executables, --turn-ms per answer.
+    Nim,
+}
+
+impl From<GameArg> for Game {
+    fn from(g: GameArg) -> Game {
+        match g {
+            GameArg::Bomberman => Game::Bomberman,
+            GameArg::Qianwang => Game::Qianwang,
+            GameArg::Nim => Game::Nim,
+        }
     }
 }

@@ -30,6 +30,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .with_context(|| format!("reading {} (is this a farm run folder?)", id_path.display()))?;
     let identity: Identity = serde_json::from_str(&text)
         .with_context(|| format!("{} is malformed", id_path.display()))?;
+    let game = crate::run::game::Game::of_version(&identity.version)
+        .with_context(|| format!("{}", id_path.display()))?;
     let names: Vec<String> = identity
         .bot_hashes
         .iter()
@@ -38,7 +40,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let schedule_len = identity.schedule.entries.len() as u64;
     let rows = read_rows(&args.output, schedule_len)?;
-    let mut live = Live::new(names, identity.sizes.clone(), identity.anchor.clone());
+    let mut live =
+        Live::new(names, identity.sizes.clone(), identity.anchor.clone()).scored_as(game.scoring());
     live.rebuilding();
     for r in &rows {
         live.add(r);
@@ -58,7 +61,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let views = started.elapsed();
     write_results_json(&args.output, schedule_len)?;
     let results = started.elapsed();
-    let index = crate::run::viewer_index::write_index(&args.output, schedule_len)?;
+    let index = game.write_viewer_index(&args.output, schedule_len)?;
     let viewer = started.elapsed();
     crate::fsio::write_atomic(
         &args.output.join("bt.json"),
@@ -71,19 +74,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         identity.schedule.entries.len(),
         args.output.display()
     );
-    println!(
-        "viewer: {} ({} of {} matches openable){}",
-        args.output
-            .join("replays")
-            .join(crate::run::viewer_index::INDEX_NAME)
-            .display(),
-        index.openable,
-        index.listed,
-        match index.verified {
-            0 => String::new(),
-            n => format!("; {n} replays verified to write their missing or stale viewer data"),
-        }
-    );
+    if let Some(line) = index {
+        println!("{line}");
+    }
     println!(
         "took {:.2} s: log read {:.2} s, 汇总.md + report.html {:.2} s (of which the page {:.3} s), results.json {:.2} s, viewer index {:.2} s, bt.json {:.2} s",
         started.elapsed().as_secs_f64(),

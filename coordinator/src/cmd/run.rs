@@ -10,8 +10,10 @@ use clap::Args;
 
 use shared::schedule::ScheduleError;
 
+use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::execute::Engine;
+use crate::run::game::Game;
 use crate::run::prepare::{
     prepare_with, Plan, ScheduleSource, Setup, Tournament, FORMAL_ROSTER, FORMAL_SCHEDULE,
 };
@@ -19,6 +21,12 @@ use crate::run::stop;
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
+    /// The game to play: bomberman (entrants are .cpp sources or executables, sizes 2 to 10),
+    /// qianwang (钳王: entrants are .js bots) or nim (.cpp sources or executables). 钳王 and Nim
+    /// are played by 2 (--sizes 2, the default there; a pair is one seed with both seat
+    /// orders) and have no referee package (--workspace is not read).
+    #[arg(long, value_enum, default_value_t = GameArg::Bomberman, value_name = "GAME", env = "FARM_GAME")]
+    pub game: GameArg,
     /// The referee package (its MANIFEST.json is checked before anything runs).
     #[arg(long, default_value = "workspace/bomberman", value_name = "DIR")]
     pub workspace: PathBuf,
@@ -26,8 +34,9 @@ pub struct RunArgs {
     /// slot order.
     #[arg(long, num_args = 1.., value_name = "NAME=PROGRAM", required_unless_present = "formal")]
     pub bots: Vec<String>,
-    /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots.
-    #[arg(long, num_args = 1.., value_name = "N", required_unless_present = "formal")]
+    /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots. With --game
+    /// qianwang: 2 (the default there).
+    #[arg(long, num_args = 1.., value_name = "N")]
     pub sizes: Vec<i64>,
     /// Name of the public baseline among --bots (rated 0).
     #[arg(long, value_name = "NAME", required_unless_present = "formal")]
@@ -159,7 +168,22 @@ impl RunArgs {
 
 /// The setup of `farm run`'s flags.
 fn setup_of(args: &RunArgs) -> Result<Setup> {
+    let game = Game::from(args.game);
+    if args.formal && game != Game::Bomberman {
+        anyhow::bail!(
+            "--formal is the bundled Bomberman tournament; with --game {} give --bots, --anchor and --sizes",
+            game.name()
+        );
+    }
+    if !args.formal && args.sizes.is_empty() && game == Game::Bomberman {
+        anyhow::bail!(
+            "--sizes is required (the match sizes to play, e.g. --sizes 2 3 4), unless --formal"
+        );
+    }
+    let clock = args.scale.tournament(&args.clock);
+    Game::from(args.game).check_clock(&clock)?;
     Ok(Setup {
+        game: args.game.into(),
         workspace: args.workspace.clone(),
         output: args.output.clone(),
         resume: args.resume,
@@ -167,7 +191,7 @@ fn setup_of(args: &RunArgs) -> Result<Setup> {
         report_every: args.report_every,
         allow_compile_failures: args.allow_compile_failures,
         host: args.sandbox.settings()?,
-        clock: args.scale.tournament(&args.clock),
+        clock,
     })
 }
 
@@ -191,7 +215,10 @@ fn tournament_of_run(args: &RunArgs) -> Tournament {
         Tournament {
             bots: args.bots.clone(),
             anchor: args.anchor.clone().unwrap_or_default(),
-            sizes: args.sizes.clone(),
+            sizes: match (args.sizes.is_empty(), args.game) {
+                (true, GameArg::Qianwang | GameArg::Nim) => vec![2],
+                _ => args.sizes.clone(),
+            },
             schedule: match &args.schedule {
                 Some(path) => ScheduleSource::Frozen {
                     path: path.clone(),
@@ -224,10 +251,10 @@ pub fn refuse_huge_schedule(bots: usize, sizes: &[i64], seeds: i64, flag: &str) 
 
 /// Prepare `farm run`.
 fn prepare(args: &RunArgs, setup: &Setup) -> Result<Plan> {
-    if let ScheduleSource::Expand { seeds, .. } = tournament_of_run(args).schedule {
-        refuse_huge_schedule(args.bots.len(), &args.sizes, seeds, "--seeds")?;
-    }
     let mut tournament = tournament_of_run(args);
+    if let ScheduleSource::Expand { seeds, .. } = tournament.schedule {
+        refuse_huge_schedule(args.bots.len(), &tournament.sizes, seeds, "--seeds")?;
+    }
     if let Some(s) = args.settle_settings() {
         tournament
             .scoring_extra

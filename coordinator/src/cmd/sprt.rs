@@ -11,14 +11,20 @@ use clap::Args;
 use shared::schedule::Identity;
 use shared::sprt::Sprt;
 
+use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::execute::Engine;
+use crate::run::game::Game;
 use crate::run::prepare::{self, ScheduleSource, Setup, Tournament};
 use crate::run::stop::SPRT_IDENTITY;
 use crate::sprt::rule::{SprtRule, SPRT_NAME};
 
 #[derive(Args, Debug, Clone)]
 pub struct SprtArgs {
+    /// The game: bomberman or nim (.cpp sources or executables) or qianwang (钳王, .js bots).
+    /// A pair is one seed played with both seat orders.
+    #[arg(long, value_enum, default_value_t = GameArg::Bomberman, value_name = "GAME", env = "FARM_GAME")]
+    pub game: GameArg,
     /// The tested bot, NAME=PROGRAM (an executable or a .cpp source). H1 says it is at least
     /// --elo1 stronger than --base; the Elo figures are its.
     #[arg(long, value_name = "NAME=PROGRAM")]
@@ -129,7 +135,10 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         },
         scoring_extra: vec![(SPRT_IDENTITY.to_string(), params.to_string())],
     };
+    let clock = args.scale.tournament(&args.clock);
+    Game::from(args.game).check_clock(&clock)?;
     let setup = Setup {
+        game: args.game.into(),
         workspace: args.workspace.clone(),
         output: args.output.clone(),
         resume: args.resume,
@@ -137,7 +146,7 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         report_every: 25,
         allow_compile_failures: false,
         host: args.sandbox.settings()?,
-        clock: args.scale.tournament(&args.clock),
+        clock,
     };
     let plan = prepare::prepare_with(&setup, tournament)?;
     let seed = plan.identity.schedule.schedule_seed;

@@ -1,6 +1,7 @@
 //! `farm verify`: re-simulate a replay and accept it only if its map, every turn's state and its
 //! result are exactly what the replay claims (and, with a time bank, every bot's bank turn by
-//! turn); otherwise name the first difference. A replay is gzipped (`.json.gz`, as `farm run` and
+//! turn); otherwise name the first difference. A 钳王 or Nim match record (a `--game qianwang`
+//! or `--game nim` run's replay) is re-played move by move. A replay is gzipped (`.json.gz`, as `farm run` and
 //! `farm play` write them) or plain JSON. Given a folder (a run's output folder or its
 //! `replays/`), it checks every replay in it and fails if any is rejected.
 
@@ -56,6 +57,18 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode> {
 /// Check one replay file, printing the verdict; false if it was rejected.
 fn verify_one(path: &Path) -> Result<bool> {
     let text = crate::replay_file::read_text(path)?;
+    if let Some(verdict) = crate::run::game::Game::of_replay(&text).verify_record(&text) {
+        return Ok(match verdict {
+            Ok(what) => {
+                println!("OK: {} verified ({what})", path.display());
+                true
+            }
+            Err(e) => {
+                eprintln!("REJECTED: {}: {e:#}", path.display());
+                false
+            }
+        });
+    }
     match replay::verify(&text) {
         Ok(rp) => {
             println!(

@@ -40,30 +40,10 @@ pub async fn execute(
         artifacts.push((h.clone(), e.program.clone()));
         programs.push(ProgramRef::for_file(h, &e.program));
     }
-    // The referee package: its files, and its manifest's canonical text under the digest.
-    let manifest = &plan.identity.engine_manifest;
-    for (name, sha) in manifest.iter() {
-        let path = engine.workspace.join(name);
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        anyhow::ensure!(
-            shared::manifest::sha256_hex(&bytes) == sha,
-            "referee package file {} changed since it was checked",
-            path.display()
-        );
-        store.put_artifact(sha, &bytes, false).await?;
-        artifacts.push((sha.to_string(), path));
+    // The referee package (a game with none, e.g. 钳王, has an empty digest).
+    if !plan.manifest_digest.is_empty() {
+        upload_package(&plan, engine, &store, &mut artifacts).await?;
     }
-    let manifest_text = shared::manifest::canonical_text(manifest);
-    anyhow::ensure!(
-        shared::manifest::sha256_hex(manifest_text.as_bytes()) == plan.manifest_digest,
-        "the referee package's manifest does not hash to the run's digest"
-    );
-    let manifest_file = plan.output.join(".referee-manifest");
-    crate::fsio::write_atomic(&manifest_file, manifest_text.as_bytes())?;
-    store
-        .put_artifact(&plan.manifest_digest, manifest_text.as_bytes(), false)
-        .await?;
-    artifacts.push((plan.manifest_digest.clone(), manifest_file));
     let completed: Vec<u64> = plan
         .done
         .iter()
@@ -87,4 +67,38 @@ pub async fn execute(
     eprintln!("{}", transport.describe());
     eprintln!("{}", transport.view().await);
     drive(plan, engine, transport, programs, stop).await
+}
+
+/// The referee package: its files, and its manifest's canonical text under the digest (workers
+/// fetch it by the job's digest and re-hash every file).
+async fn upload_package(
+    plan: &Plan,
+    engine: &Engine,
+    store: &Store,
+    artifacts: &mut Vec<(String, PathBuf)>,
+) -> Result<()> {
+    let manifest = &plan.identity.engine_manifest;
+    for (name, sha) in manifest.iter() {
+        let path = engine.workspace.join(name);
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        anyhow::ensure!(
+            shared::manifest::sha256_hex(&bytes) == sha,
+            "referee package file {} changed since it was checked",
+            path.display()
+        );
+        store.put_artifact(sha, &bytes, false).await?;
+        artifacts.push((sha.to_string(), path));
+    }
+    let manifest_text = shared::manifest::canonical_text(manifest);
+    anyhow::ensure!(
+        shared::manifest::sha256_hex(manifest_text.as_bytes()) == plan.manifest_digest,
+        "the referee package's manifest does not hash to the run's digest"
+    );
+    let manifest_file = plan.output.join(".referee-manifest");
+    crate::fsio::write_atomic(&manifest_file, manifest_text.as_bytes())?;
+    store
+        .put_artifact(&plan.manifest_digest, manifest_text.as_bytes(), false)
+        .await?;
+    artifacts.push((plan.manifest_digest.clone(), manifest_file));
+    Ok(())
 }

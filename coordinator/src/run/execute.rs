@@ -12,16 +12,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use games::bomberman as bm;
 use shared::msg::{Job, ProgramRef, SeatSpec};
 use worker::job::LocalArtifacts;
 
 use super::checkpoint::{Log, Row, LOG_NAME};
 use super::outputs::{Live, StopNote, Timings};
+use super::played_by;
 use super::prepare::Plan;
 use super::progress::Progress;
 use super::stop::{StopRule, Stopped, STOPPED_NAME};
-use super::{played_by, viewer_index};
 use crate::botprep::HostSettings;
 use crate::cluster::Cluster;
 use crate::dispatch::{Arrival, Dispatcher};
@@ -115,7 +114,8 @@ pub async fn drive<T: Transport>(
     }
     start_index(&out, &plan);
     let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
-    let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone());
+    let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone())
+        .scored_as(plan.game.scoring());
     let scheduled = plan.schedule.len() as u64;
     let limit = stop
         .as_ref()
@@ -180,7 +180,7 @@ pub async fn drive<T: Transport>(
         Job {
             tournament: plan.tournament.clone(),
             number: n,
-            referee_version: bm::VERSION.to_string(),
+            referee_version: plan.game.version().to_string(),
             manifest_digest: plan.manifest_digest.clone(),
             size: e.size as u32,
             seed: e.seed,
@@ -192,7 +192,7 @@ pub async fn drive<T: Transport>(
                     program: programs[s].clone(),
                 })
                 .collect(),
-            game: crate::clock::job_game(&engine.clock), // the clock travels in the job
+            game: plan.game.job(&engine.clock), // bomberman: the clock travels in the job
         }
     };
     let describe = transport.describe();
@@ -322,7 +322,7 @@ pub async fn drive<T: Transport>(
             if row.result.is_some() {
                 completed.push(n);
             }
-            viewer_index::append(&out, &row);
+            plan.game.index_row(&out, &row);
             let tick = Instant::now();
             log.offer(row)?;
             // One row at a time: a stop rule may cut between two rows.
@@ -400,7 +400,10 @@ pub async fn drive<T: Transport>(
         true => "fix the host (e.g. free disk space) and --resume: it plays them again",
         false => "a run with a stop rule keeps them failed (it reads the results in schedule order): start a new run to play them",
     };
-    if let Err(e) = live.write_final(&out, &timings, scheduled) {
+    let finals = live
+        .write_final(&out, &timings, scheduled)
+        .and_then(|()| plan.game.write_viewer_index(&out, scheduled).map(drop));
+    if let Err(e) = finals {
         if live.failed() > 0 {
             // A full disk fails the replays and then the views: say what to do about both.
             return Err(e.context(format!(
@@ -456,43 +459,26 @@ pub async fn drive<T: Transport>(
 }
 
 /// The viewer index of the results so far (a resume's), before any match is played: from then
-/// on each result adds its line. A view: a failure is logged, and the end of the run writes it.
+/// on each result adds its line.
 fn start_index(out: &std::path::Path, plan: &Plan) {
     let mut rows: Vec<Row> = plan.done.iter().chain(&plan.ahead).cloned().collect();
     rows.sort_by_key(|r| r.number);
-    if let Err(e) = viewer_index::write_rows(out, &rows) {
-        tracing::warn!("could not write the viewer index before the run: {e:#}");
-    }
+    plan.game.start_viewer_index(out, &rows);
 }
 
-/// Accept a report through the one game boundary ([`games::accept::accept`]: a replay that
-/// re-simulates, for the job's seats, seed, programs and clock) and save its replay.
+/// Accept a report through the game's side of the boundary ([`crate::run::game::Game::accept`]:
+/// the record verified for the job's seats, seed, programs and clock, its replay saved).
 fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
     let n = arrival.job.number;
-    let replay = match arrival.verdict()? {
-        games::accept::Accepted::Bomberman(replay) => replay,
-        other => anyhow::bail!(
-            "match {n}: a bomberman tournament got a {} record",
-            other.name()
-        ),
-    };
-    let entry = &plan.schedule[(n - 1) as usize];
-    for (i, &slot) in entry.slots.iter().enumerate() {
-        // The job was built from the roster: a difference here is a bug of this process.
-        anyhow::ensure!(
-            replay.result.hashes.get(&format!("bot_{i}")) == Some(&plan.bot_hashes[slot]),
-            "match {n}: bot hash of seat {i} differs from the roster's"
-        );
-    }
-    let path = out
-        .join("replays")
-        .join(crate::replay_file::match_file_name(n));
-    crate::replay_file::write_gz(&replay, &path)?;
-    viewer_index::write_match(&out.join("replays"), n, &replay)?;
+    let entry = plan
+        .schedule
+        .get((n - 1) as usize)
+        .with_context(|| format!("a report for match {n}, which is not in the schedule"))?;
+    let result = plan.game.accept(arrival, entry, &plan.bot_hashes, out)?;
     Ok(Row {
         number: n,
         size: entry.size as u32,
-        result: Some(replay.row_result_json()),
+        result: Some(result),
         failed: None,
     })
 }

@@ -12,6 +12,7 @@
 pub mod checkpoint;
 pub mod cluster;
 pub mod execute;
+pub mod game;
 pub mod outputs;
 pub mod played_by;
 pub mod prepare;

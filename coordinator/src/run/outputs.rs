@@ -1,6 +1,6 @@
 //! The run's materialised views: 汇总.md (refreshed every --report-every results), and at the end
-//! results.json, bt.json, performance.json and the viewer index replays/index.html
-//! (super::viewer_index), all rebuilt from the checkpointed rows; plus the
+//! results.json, bt.json and performance.json (the game's viewer index is the engine's to write,
+//! `crate::run::game::Game::write_viewer_index`), all rebuilt from the checkpointed rows; plus the
 //! ratings table printed to the operator. Ratings come from shared::bt, tables from shared::report.
 //! Bots let play without compiling (--allow-compile-failures) are named at the top of each view;
 //! the list comes from the folder's compile_failures.json (read once, at the first write), so a
@@ -165,6 +165,12 @@ impl Live {
             points: Vec::new(),
             errors: Vec::new(),
         }
+    }
+
+    /// The same views, the per-size table worded for the game's `scoring`.
+    pub fn scored_as(mut self, scoring: shared::report::Scoring) -> Live {
+        self.tally = self.tally.scored_as(scoring);
+        self
     }
 
     pub fn new(names: Vec<String>, sizes: Vec<i64>, anchor: String) -> Live {
@@ -496,7 +502,6 @@ impl Live {
         self.refresh_bootstrap(true);
         self.write_report(dir)?;
         write_results_json(dir, schedule_len)?;
-        super::viewer_index::write_index(dir, schedule_len)?;
         let bt = self.bt_json();
         write_atomic(
             &dir.join("bt.json"),

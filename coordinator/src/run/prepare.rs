@@ -1,6 +1,7 @@
 //! Everything `farm run` checks and decides before the first match: the roster, the schedule
-//! (expanded or frozen), the referee package's MANIFEST, the bots (every distinct `.cpp` source
-//! compiled once, as the reference run.py does before it starts evaluate.py), the run's identity,
+//! (expanded or frozen), the game's referee package (bomberman: its MANIFEST), the bots (checked
+//! by the game: every distinct bomberman `.cpp` source compiled once, as the reference run.py
+//! does before it starts evaluate.py; every 钳王 script loaded), the run's identity,
 //! the output folder (new, or a resume whose identity and saved results are re-checked one by
 //! one), and the lock that keeps a second coordinator out of the same folder.
 //!
@@ -15,17 +16,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use games::bomberman as bm;
 use shared::ordmap::StrMap;
 use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry, ScheduleFile};
 
 use super::checkpoint::{self, Row};
-use crate::botprep::{file_sha256, BotPrep, HostSettings, NotCompiled};
+use super::game::{EntrantCheck, Game};
+use crate::botprep::{file_sha256, HostSettings, NotCompiled};
 use crate::roster::{self, Entry};
-use crate::workspace;
 
 /// A checked, ready-to-run tournament.
 pub struct Plan {
+    /// The game every match plays.
+    pub game: Game,
     pub entries: Vec<Entry>,
     pub bot_hashes: Vec<String>,
     pub anchor: String,
@@ -55,9 +57,7 @@ pub struct Plan {
 /// alone changes nothing when every bot compiles, and is not recorded.
 pub const DID_NOT_COMPILE: &str = "did_not_compile";
 
-/// File in the output folder with the compiler's messages of the bots that did not compile
-/// (written only when there are some, with --allow-compile-failures); the report reads it.
-pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
+pub use super::game::bomberman::COMPILE_FAILURES_NAME;
 
 /// The bundled roster for `--formal`, in slot order (slot 1 is the anchor). Four distinct bots;
 /// the extra entrants are copies under other names (so the 10-player size has ten seats), and
@@ -126,6 +126,8 @@ pub enum ScheduleSource {
 /// How and where a run is set up (the flags every run command shares).
 #[derive(Debug, Clone)]
 pub struct Setup {
+    /// The game the run plays (`--game`).
+    pub game: Game,
     pub workspace: PathBuf,
     pub output: PathBuf,
     pub resume: bool,
@@ -159,6 +161,8 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         schedule: source,
         scoring_extra,
     } = tournament;
+    let game = args.game;
+    game.check_sizes(&sizes)?;
     let entries = roster::parse_entries(&raw_bots, &cwd)?;
     if !entries.iter().any(|e| e.name == anchor) {
         bail!("--anchor must name a bot included in --bots (got {anchor:?})");
@@ -193,7 +197,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
                 sizes
             };
             let entries = frozen
-                .validate(&names, &sizes, &anchor, bm::VERSION)
+                .validate(&names, &sizes, &anchor, game.version())
                 .with_context(|| format!("frozen schedule {}", path.display()))?;
             (entries, frozen.schedule_seed, sizes)
         }
@@ -211,20 +215,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         bail!("nothing to resume: {} does not exist", output.display());
     }
 
-    let manifest = workspace::check(&args.workspace)?;
-    let manifest_digest = workspace::digest(&manifest);
-    let version_file = args.workspace.join("VERSION");
-    if let Ok(v) = std::fs::read_to_string(&version_file) {
-        if v.trim() != bm::VERSION {
-            bail!(
-                "workspace {} is for referee {:?}; this farm runs {:?}",
-                args.workspace.display(),
-                v.trim(),
-                bm::VERSION
-            );
-        }
-    }
-
+    let package = game.package(&args.workspace)?;
     let mut bot_hashes_map = StrMap::default();
     let mut bot_hashes = Vec::with_capacity(entries.len());
     for e in &entries {
@@ -232,7 +223,12 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         bot_hashes_map.insert(e.name.clone(), h.clone());
         bot_hashes.push(h);
     }
-    let not_compiled = compile_first(args, &entries, &bot_hashes, &output)?;
+    let check = EntrantCheck {
+        host: &args.host,
+        allow_compile_failures: args.allow_compile_failures,
+        resume: args.resume,
+    };
+    let not_compiled = game.check_entrants(check, &entries, &bot_hashes, &output)?;
     let mut scoring = scoring_code();
     for (k, v) in scoring_extra {
         scoring.insert(k, v);
@@ -250,14 +246,14 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         .map(|e| (e.name.clone(), e.program.to_string_lossy().to_string()))
         .collect();
     let identity = Identity {
-        version: bm::VERSION.to_string(),
+        version: game.version().to_string(),
         anchor: anchor.clone(),
         sizes: sizes.clone(),
         execution: Execution {
             workers: workers as u64,
         },
         scoring_code: scoring,
-        engine_manifest: manifest,
+        engine_manifest: package.manifest,
         bot_hashes: bot_hashes_map,
         schedule: ScheduleFile::from_entries(seed, &schedule, &roster_pairs),
     };
@@ -299,7 +295,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
             );
         }
         for row in rec.rows.iter().chain(&rec.ahead) {
-            check_saved(row, &schedule, &names, &bot_hashes, &output)?;
+            check_saved(game, row, &schedule, &names, &bot_hashes, &output)?;
         }
         done = rec.rows;
         ahead = rec.ahead;
@@ -319,13 +315,14 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         write_compile_failures(&output, &not_compiled)?;
     }
     Ok(Plan {
+        game,
         entries,
         bot_hashes,
         anchor,
         sizes,
         schedule,
         identity,
-        manifest_digest,
+        manifest_digest: package.digest,
         output,
         workers,
         report_every: args.report_every as u64,
@@ -335,51 +332,6 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         tournament,
         not_compiled,
     })
-}
-
-/// Compile every distinct `.cpp` entrant and check every executable, before the output folder
-/// is touched. A source that does not compile stops the run with the compiler's message naming
-/// the bot, unless --allow-compile-failures (then it is returned, and the operator warned); a
-/// host that cannot compile, or a program that cannot be executed, stops the run either way.
-fn compile_first(
-    args: &Setup,
-    entries: &[Entry],
-    hashes: &[String],
-    output: &Path,
-) -> Result<Vec<NotCompiled>> {
-    let prep = BotPrep::new(&args.host)
-        .context(
-        "this host cannot compile the bots before the tournament (a problem of the host, not of a bot)",
-    )?;
-    let not_compiled = prep.check_roster(entries, hashes)?;
-    if not_compiled.is_empty() {
-        return Ok(not_compiled);
-    }
-    let list = not_compiled
-        .iter()
-        .map(|n| n.to_string())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    if !args.allow_compile_failures {
-        let mut msg = format!(
-            "{list}\n\nnothing was played. Fix the source, or add --allow-compile-failures to play \
-             anyway: a bot that does not compile is eliminated at turn 0 in every one of its \
-             matches, and those matches do not count for scoring"
-        );
-        if args.resume && output.join(COMPILE_FAILURES_NAME).is_file() {
-            msg.push_str(&format!(
-                "\n(this run was started with --allow-compile-failures, see {}: add the flag again to resume it)",
-                output.join(COMPILE_FAILURES_NAME).display()
-            ));
-        }
-        bail!(msg);
-    }
-    eprintln!(
-        "warning: --allow-compile-failures: {} bot(s) will play and be eliminated at turn 0 in \
-         every one of their matches, which then do not count for scoring:\n{list}",
-        not_compiled.len()
-    );
-    Ok(not_compiled)
 }
 
 /// On resume, the bots that did not compile must be those that did not compile when the run
@@ -429,6 +381,7 @@ fn write_compile_failures(output: &Path, not_compiled: &[NotCompiled]) -> Result
 
 /// Re-check one saved result against its schedule entry, the bot hashes and its replay.
 fn check_saved(
+    game: Game,
     row: &Row,
     schedule: &[ScheduleEntry],
     names: &[&str],
@@ -470,11 +423,10 @@ fn check_saved(
     };
     let text = crate::replay_file::read_text(&path)
         .with_context(|| format!("saved match {n}: reading its replay {}", path.display()))?;
-    let replay = bm::replay::verify(&text)
+    let results = game
+        .saved_results(&text)
         .with_context(|| format!("saved match {n}: replay {}", path.display()))?;
-    // A row keeps the result with its timing summed up; rows written before that keep the
-    // replay's whole result object. Either must be exactly the replay's.
-    if &replay.row_result_json() != result && &replay.result_json() != result {
+    if !results.contains(result) {
         bail!("saved match {n}: result and replay differ");
     }
     Ok(())

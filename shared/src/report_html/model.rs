@@ -3,6 +3,24 @@
 
 use serde::Serialize;
 
+/// How a game scores a match, for the per-size table's wording and columns: Bomberman's
+/// survival and kill points (the reference report's table), or a win, a draw and a loss
+/// (1, ½, 0: 钳王). The numbers behind both are the same sums; only the wording differs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    #[default]
+    SurvivalKill,
+    WinDrawLoss,
+}
+
+impl Scoring {
+    /// True for the default (a page's model leaves it out, so a Bomberman page is unchanged).
+    pub fn is_default(&self) -> bool {
+        *self == Scoring::default()
+    }
+}
+
 /// Everything the page shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Page {
@@ -20,6 +38,9 @@ pub struct Page {
     pub games_invalid: u64,
     pub ratings: Ratings,
     pub per_size: Vec<SizeRow>,
+    /// How the per-size table is worded (left out for Bomberman's, the default).
+    #[serde(skip_serializing_if = "Scoring::is_default")]
+    pub scoring: Scoring,
     pub head_to_head: HeadToHead,
     pub faults: Vec<FaultCount>,
     /// Matches and faults per worker (empty without a played-by record).

@@ -363,6 +363,7 @@ impl Live {
             matches_done: games + self.failed.len() as u64,
             games,
             games_invalid: invalid,
+            scoring: self.tally.scoring(),
             ratings,
             per_size: self.tally.size_rows(),
             failed: self.failed.clone(),

@@ -1,0 +1,147 @@
+//! Bomberman in the tournament engine: the referee package (MANIFEST-checked workspace), the
+//! compile-first check of the entrants (as the reference run.py does before evaluate.py), the
+//! accepted replay saved with its viewer data, and the viewer index of a folder.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use games::bomberman as bm;
+use shared::schedule::ScheduleEntry;
+
+use super::{EntrantCheck, Package};
+use crate::botprep::{BotPrep, NotCompiled};
+use crate::dispatch::Arrival;
+use crate::roster::Entry;
+use crate::run::checkpoint::Row;
+use crate::run::viewer_index;
+use crate::workspace;
+
+/// File in the output folder with the compiler's messages of the bots that did not compile
+/// (written only when there are some, with --allow-compile-failures); the report reads it.
+pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
+
+/// The referee package in `workspace`: its MANIFEST checked file by file, and a VERSION file
+/// (when there is one) naming this farm's referee.
+pub fn package(dir: &Path) -> Result<Package> {
+    let manifest = workspace::check(dir)?;
+    let digest = workspace::digest(&manifest);
+    if let Ok(v) = std::fs::read_to_string(dir.join("VERSION")) {
+        if v.trim() != bm::VERSION {
+            bail!(
+                "workspace {} is for referee {:?}; this farm runs {:?}",
+                dir.display(),
+                v.trim(),
+                bm::VERSION
+            );
+        }
+    }
+    Ok(Package { manifest, digest })
+}
+
+/// Compile every distinct `.cpp` entrant and check every executable, before the output folder
+/// is touched. A source that does not compile stops the run with the compiler's message naming
+/// the bot, unless --allow-compile-failures (then it is returned, and the operator warned); a
+/// host that cannot compile, or a program that cannot be executed, stops the run either way.
+pub fn check_entrants(
+    args: EntrantCheck,
+    entries: &[Entry],
+    hashes: &[String],
+    output: &Path,
+) -> Result<Vec<NotCompiled>> {
+    let prep = BotPrep::new(args.host)
+        .context(
+        "this host cannot compile the bots before the tournament (a problem of the host, not of a bot)",
+    )?;
+    let not_compiled = prep.check_roster(entries, hashes)?;
+    if not_compiled.is_empty() {
+        return Ok(not_compiled);
+    }
+    let list = not_compiled
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if !args.allow_compile_failures {
+        let mut msg = format!(
+            "{list}\n\nnothing was played. Fix the source, or add --allow-compile-failures to play \
+             anyway: a bot that does not compile is eliminated at turn 0 in every one of its \
+             matches, and those matches do not count for scoring"
+        );
+        if args.resume && output.join(COMPILE_FAILURES_NAME).is_file() {
+            msg.push_str(&format!(
+                "\n(this run was started with --allow-compile-failures, see {}: add the flag again to resume it)",
+                output.join(COMPILE_FAILURES_NAME).display()
+            ));
+        }
+        bail!(msg);
+    }
+    eprintln!(
+        "warning: --allow-compile-failures: {} bot(s) will play and be eliminated at turn 0 in \
+         every one of their matches, which then do not count for scoring:\n{list}",
+        not_compiled.len()
+    );
+    Ok(not_compiled)
+}
+
+/// A bomberman report accepted (a replay that re-simulates, for the job's seats, seed, programs
+/// and clock), its replay saved gzipped with the viewer's data file: the row result.
+pub fn accept(
+    arrival: &Arrival,
+    entry: &ScheduleEntry,
+    bot_hashes: &[String],
+    out: &Path,
+) -> Result<Value> {
+    let n = arrival.job.number;
+    let replay = match arrival.verdict()? {
+        games::accept::Accepted::Bomberman(replay) => replay,
+        other => bail!(
+            "match {n}: a bomberman tournament got a {} record",
+            other.name()
+        ),
+    };
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        // The job was built from the roster: a difference here is a bug of this process.
+        anyhow::ensure!(
+            replay.result.hashes.get(&format!("bot_{i}")) == bot_hashes.get(slot),
+            "match {n}: bot hash of seat {i} differs from the roster's"
+        );
+    }
+    let path = out
+        .join("replays")
+        .join(crate::replay_file::match_file_name(n));
+    crate::replay_file::write_gz(&replay, &path)?;
+    viewer_index::write_match(&out.join("replays"), n, &replay)?;
+    Ok(replay.row_result_json())
+}
+
+/// A saved replay re-verified: a row keeps the result with its timing summed up; rows written
+/// before that keep the replay's whole result object. Either is the replay's.
+pub fn saved_results(text: &str) -> Result<Vec<Value>> {
+    let replay = bm::replay::verify(text)?;
+    Ok(vec![replay.row_result_json(), replay.result_json()])
+}
+
+/// The viewer index rebuilt from the results log; its summary line.
+pub fn write_viewer_index(dir: &Path, schedule_len: u64) -> Result<String> {
+    let index = viewer_index::write_index(dir, schedule_len)?;
+    Ok(format!(
+        "viewer: {} ({} of {} matches openable){}",
+        dir.join("replays").join(viewer_index::INDEX_NAME).display(),
+        index.openable,
+        index.listed,
+        match index.verified {
+            0 => String::new(),
+            v => format!("; {v} replays verified to write their missing or stale viewer data"),
+        }
+    ))
+}
+
+/// The viewer index of the results so far (a resume's), before any match is played: from then
+/// on each result adds its line. A view: a failure is logged, and the end of the run writes it.
+pub fn start_viewer_index(out: &Path, rows: &[Row]) {
+    if let Err(e) = viewer_index::write_rows(out, rows) {
+        tracing::warn!("could not write the viewer index before the run: {e:#}");
+    }
+}

@@ -1,0 +1,230 @@
+//! The coordinator's side of the game boundary: everything the run engine (`farm run`,
+//! `farm sprt`, `farm report`, `--resume`, the cluster) needs to know about a game, in one place
+//! per game. The engine itself is game-blind: it schedules seats and seeds, publishes jobs,
+//! checkpoints rows and rates them; each row's `result` is the shape the scoring reads
+//! (`shared::results::GameResult`: names, ranks, validity, per-seat points, errors and faults).
+//!
+//! An enum, as on the wire (`shared::msg::GameJob`): each method is one arm per game, calling
+//! that game's module ([`bomberman`], [`qianwang`]); a game is named here and in its module, and
+//! nowhere else in the engine. A run folder says which game it holds through identity.json's
+//! `version` (the referee version), so the commands that read a folder ([`Game::of_version`])
+//! need no flag.
+
+pub mod bomberman;
+pub mod nim;
+pub mod qianwang;
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use serde_json::Value;
+
+use shared::msg::GameJob;
+use shared::ordmap::StrMap;
+use shared::schedule::ScheduleEntry;
+
+use super::checkpoint::Row;
+use crate::botprep::{HostSettings, NotCompiled};
+use crate::dispatch::Arrival;
+use crate::roster::Entry;
+
+/// A game the tournament engine plays (`--game`, `cmd::flags::GameArg`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Game {
+    /// The Bomberman of RULES.md: 2 to 10 seats, C++ sources or executables, maps by seed.
+    #[default]
+    Bomberman,
+    /// 钳王, the 4×4 capture game: 2 seats (black, red), JavaScript bots (`.js`), a pair is
+    /// one seed played with both colours.
+    Qianwang,
+    /// Nim, the farm's smallest game: 2 seats, `.cpp` sources or executables, heaps by seed.
+    Nim,
+}
+
+/// Every game, for the lookups by name and version.
+const GAMES: [Game; 3] = [Game::Bomberman, Game::Qianwang, Game::Nim];
+
+/// What checking the entrants needs of a run's setup.
+#[derive(Debug, Clone, Copy)]
+pub struct EntrantCheck<'a> {
+    pub host: &'a HostSettings,
+    /// --allow-compile-failures: bots that do not compile play and lose.
+    pub allow_compile_failures: bool,
+    /// A resume (a refusal then says how the run was started).
+    pub resume: bool,
+}
+
+/// What a game plays with beyond its bots: the referee package's files by sha256 (MANIFEST.json)
+/// and the digest every job names. A game with no package has an empty manifest and digest.
+#[derive(Debug, Clone, Default)]
+pub struct Package {
+    pub manifest: StrMap,
+    pub digest: String,
+}
+
+impl Game {
+    /// The name `--game` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Game::Bomberman => "bomberman",
+            Game::Qianwang => "qianwang",
+            Game::Nim => "nim",
+        }
+    }
+
+    /// How a match scores, for the per-size tables of 汇总.md and report.html.
+    pub fn scoring(self) -> shared::report::Scoring {
+        match self {
+            Game::Bomberman => shared::report::Scoring::SurvivalKill,
+            Game::Qianwang | Game::Nim => shared::report::Scoring::WinDrawLoss,
+        }
+    }
+
+    /// The referee version: identity.json's `version`, every job's `referee_version`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Game::Bomberman => games::bomberman::VERSION,
+            Game::Qianwang => games::qianwang::VERSION,
+            Game::Nim => games::nim::VERSION,
+        }
+    }
+
+    /// The game of a run folder, from identity.json's `version`.
+    pub fn of_version(version: &str) -> Result<Game> {
+        if let Some(game) = GAMES.into_iter().find(|g| g.version() == version) {
+            return Ok(game);
+        }
+        let known: Vec<&str> = GAMES.iter().map(|g| g.version()).collect();
+        bail!("identity.json names referee {version:?}, which this farm does not run (it runs {known:?})")
+    }
+
+    /// The game of a replay file's text: a 钳王 or Nim match record names its referee version
+    /// first (`{"version":"matchfarm-qianwang/1"`); anything else is read as a Bomberman replay.
+    pub fn of_replay(text: &str) -> Game {
+        let head = text.trim_start();
+        [Game::Qianwang, Game::Nim]
+            .into_iter()
+            .find(|g| head.starts_with(&format!("{{\"version\":\"{}\"", g.version())))
+            .unwrap_or(Game::Bomberman)
+    }
+
+    /// `farm verify` of a replay file's text: what it found, or why it is rejected (Bomberman's
+    /// replays are verified by the command itself, with their clock lines).
+    pub fn verify_record(self, text: &str) -> Option<Result<String>> {
+        match self {
+            Game::Bomberman => None,
+            Game::Qianwang => Some(qianwang::verify_text(text)),
+            Game::Nim => Some(nim::verify_text(text)),
+        }
+    }
+
+    /// Refuse a clock the game does not take: 钳王 plays under its own rules' limits (thinking
+    /// points and a wall limit per move), never the Bomberman clock flags.
+    pub fn check_clock(self, clock: &crate::clock::TournamentClock) -> Result<()> {
+        match self {
+            Game::Bomberman => Ok(()),
+            Game::Nim => nim::check_clock(clock),
+            Game::Qianwang if *clock == crate::clock::TournamentClock::default() => Ok(()),
+            Game::Qianwang => bail!(
+                "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
+                 FARM_SCALE_CLOCK) set the Bomberman clock; 钳王 plays under its rules' limits \
+                 (thinking points and a wall limit per move): drop them with --game qianwang"
+            ),
+        }
+    }
+
+    /// Refuse match sizes the game cannot play, saying which it can.
+    pub fn check_sizes(self, sizes: &[i64]) -> Result<()> {
+        match self {
+            Game::Bomberman => Ok(()), // the schedule checks 2..=10
+            Game::Qianwang => qianwang::check_sizes(sizes),
+            Game::Nim => nim::check_sizes(sizes),
+        }
+    }
+
+    /// The referee package of a run (checked against its MANIFEST), or none.
+    pub fn package(self, workspace: &Path) -> Result<Package> {
+        match self {
+            Game::Bomberman => bomberman::package(workspace),
+            Game::Qianwang | Game::Nim => Ok(Package::default()),
+        }
+    }
+
+    /// Check every entrant before anything is written (compile, load): the bots that cannot
+    /// play (returned only when `--allow-compile-failures` lets them play and lose), or an error
+    /// naming each bot and why.
+    pub fn check_entrants(
+        self,
+        check: EntrantCheck,
+        entries: &[Entry],
+        hashes: &[String],
+        output: &Path,
+    ) -> Result<Vec<NotCompiled>> {
+        match self {
+            Game::Bomberman => bomberman::check_entrants(check, entries, hashes, output),
+            Game::Qianwang => qianwang::check_entrants(check.host, entries),
+            Game::Nim => nim::check_entrants(check.host, entries, hashes),
+        }
+    }
+
+    /// The game part of every job of a run (bomberman: the clock travels in the job).
+    pub fn job(self, clock: &crate::clock::TournamentClock) -> GameJob {
+        match self {
+            Game::Bomberman => crate::clock::job_game(clock),
+            Game::Qianwang => GameJob::Qianwang,
+            Game::Nim => nim::job(clock),
+        }
+    }
+
+    /// Accept a report through the one verifying function (`games::accept`), check it against
+    /// its schedule entry, and save its replay as `out/replays/NNNNN.json.gz` (and the viewer's
+    /// data file): the row result scoring reads.
+    pub fn accept(
+        self,
+        arrival: &Arrival,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value> {
+        match self {
+            Game::Bomberman => bomberman::accept(arrival, entry, bot_hashes, out),
+            Game::Qianwang => qianwang::accept(arrival, entry, bot_hashes, out),
+            Game::Nim => nim::accept(arrival, entry, bot_hashes, out),
+        }
+    }
+
+    /// A saved replay's text re-verified (a resume trusts nothing it did not check): the row
+    /// results it may have been logged with (the current form first).
+    pub fn saved_results(self, text: &str) -> Result<Vec<Value>> {
+        match self {
+            Game::Bomberman => bomberman::saved_results(text),
+            Game::Qianwang => qianwang::saved_results(text),
+            Game::Nim => nim::saved_results(text),
+        }
+    }
+
+    /// Write the folder's viewer index (`replays/index.html`) from its results log, when the
+    /// game has one; the summary line `farm report` prints, or None.
+    pub fn write_viewer_index(self, dir: &Path, schedule_len: u64) -> Result<Option<String>> {
+        match self {
+            Game::Bomberman => bomberman::write_viewer_index(dir, schedule_len).map(Some),
+            Game::Qianwang | Game::Nim => Ok(None),
+        }
+    }
+
+    /// Start the viewer index of a run before its first match (a resume lists what it has).
+    pub fn start_viewer_index(self, dir: &Path, rows: &[Row]) {
+        match self {
+            Game::Bomberman => bomberman::start_viewer_index(dir, rows),
+            Game::Qianwang | Game::Nim => {}
+        }
+    }
+
+    /// Add one row's line to the viewer index as its result arrives.
+    pub fn index_row(self, dir: &Path, row: &Row) {
+        match self {
+            Game::Bomberman => super::viewer_index::append(dir, row),
+            Game::Qianwang | Game::Nim => {}
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Nim in the tournament engine: two seats (seat 0 moves first), a pair is one seed (its
+//! heaps) played with both seat orders, entrants are `.cpp` sources or executables compiled and
+//! checked before anything is written, each answer limited by the tournament's `--turn-ms`.
+//! Each accepted record becomes the row result the ratings read ([`row_result`], pure) and is
+//! saved as the match's replay (`replays/NNNNN.json.gz`).
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use games::nim::{self, NimRecord};
+use shared::msg::{GameJob, NimJob};
+use shared::schedule::ScheduleEntry;
+
+use crate::botprep::{BotPrep, HostSettings, NotCompiled};
+use crate::clock::TournamentClock;
+use crate::dispatch::Arrival;
+use crate::roster::Entry;
+
+/// Nim is played by two.
+pub fn check_sizes(sizes: &[i64]) -> Result<()> {
+    if sizes != [2] {
+        bail!("--game nim plays games of 2: give --sizes 2 (got {sizes:?})");
+    }
+    Ok(())
+}
+
+/// Only the answer limit applies (`--turn-ms`); a bank or a scaled clock is Bomberman's.
+pub fn check_clock(clock: &TournamentClock) -> Result<()> {
+    if clock.spec.bank_ms > 0 || clock.reference_speed.is_some() {
+        bail!(
+            "--time-bank-ms and --scale-clock (FARM_TIME_BANK_MS, FARM_SCALE_CLOCK) are the \
+             Bomberman clock's; a game of Nim takes only --turn-ms"
+        );
+    }
+    Ok(())
+}
+
+/// The job's game: every answer limited by the tournament's turn limit.
+pub fn job(clock: &TournamentClock) -> GameJob {
+    GameJob::Nim(NimJob {
+        turn_ms: clock.spec.turn_ms,
+    })
+}
+
+/// Compile every distinct source and check every executable before anything is written; a bot
+/// that does not compile is named with the compiler's message and nothing is played.
+pub fn check_entrants(
+    host: &HostSettings,
+    entries: &[Entry],
+    hashes: &[String],
+) -> Result<Vec<NotCompiled>> {
+    let prep = BotPrep::new(host).context(
+        "this host cannot compile the bots before the tournament (a problem of the host, not of a bot)",
+    )?;
+    let not_compiled = prep.check_roster(entries, hashes)?;
+    if !not_compiled.is_empty() {
+        let list: Vec<String> = not_compiled.iter().map(|n| n.to_string()).collect();
+        bail!(
+            "{}\n\nnothing was played: fix the source",
+            list.join("\n\n")
+        );
+    }
+    Ok(not_compiled)
+}
+
+/// A Nim report accepted (the record re-played move by move, for the job's seed, seats and
+/// programs) and saved as the match's replay: the row result.
+pub fn accept(
+    arrival: &Arrival,
+    entry: &ScheduleEntry,
+    bot_hashes: &[String],
+    out: &Path,
+) -> Result<Value> {
+    let n = arrival.job.number;
+    let record = match arrival.verdict()? {
+        games::accept::Accepted::Nim(record) => record,
+        other => bail!("match {n}: a Nim tournament got a {} record", other.name()),
+    };
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        // The job was built from the roster: a difference here is a bug of this process.
+        anyhow::ensure!(
+            record.players.get(i).map(|p| &p.code_sha256) == bot_hashes.get(slot),
+            "match {n}: the program of seat {i} differs from the roster's"
+        );
+    }
+    let path = out
+        .join("replays")
+        .join(crate::replay_file::match_file_name(n));
+    let text = serde_json::to_string(&record)?;
+    crate::fsio::write_atomic(&path, &crate::replay_file::gzip(text.as_bytes())?)?;
+    Ok(row_result(&record))
+}
+
+/// A saved record re-verified: the row result it was logged with.
+pub fn saved_results(text: &str) -> Result<Vec<Value>> {
+    let record: NimRecord = serde_json::from_str(text)?;
+    nim::verify(&record)?;
+    Ok(vec![row_result(&record)])
+}
+
+/// `farm verify` of a saved record: re-played move by move; what it found, or why not.
+pub fn verify_text(text: &str) -> Result<String> {
+    let record: NimRecord = serde_json::from_str(text)?;
+    nim::verify(&record)?;
+    let name = |i: usize| record.players.get(i).map_or("?", |p| p.name.as_str());
+    Ok(format!(
+        "Nim, {} moves, {} wins{}",
+        record.moves.len(),
+        name(record.winner),
+        record.fault.as_ref().map_or(String::new(), |f| format!(
+            " ({} {}: {})",
+            name(f.seat),
+            f.kind,
+            f.detail
+        ))
+    ))
+}
+
+/// What the ratings and reports read of a game: names, ranks (the winner first; Nim has no
+/// draws), points (1, 0), the faulting seat's fault, and what a resume re-checks (seed,
+/// program hashes as `bot_0`, `bot_1`).
+pub fn row_result(record: &NimRecord) -> Value {
+    let seats = 0..record.players.len();
+    let faults: Vec<Vec<Value>> = seats
+        .clone()
+        .map(|i| match &record.fault {
+            Some(f) if f.seat == i => vec![json!({"kind": f.kind, "detail": f.detail})],
+            _ => Vec::new(),
+        })
+        .collect();
+    let hashes: serde_json::Map<String, Value> = record
+        .players
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("bot_{i}"), json!(p.code_sha256)))
+        .collect();
+    json!({
+        "names": record.players.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        "ranks": seats.clone().map(|i| if i == record.winner { 1 } else { 2 }).collect::<Vec<i64>>(),
+        "valid_for_scoring": true,
+        "points": seats.map(|i| if i == record.winner { 1.0 } else { 0.0 }).collect::<Vec<f64>>(),
+        "errors": faults.iter().map(Vec::len).collect::<Vec<_>>(),
+        "faults": faults,
+        "seed": record.seed,
+        "hashes": hashes,
+        "turns": record.moves.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use games::nim::{Player, SeatFault};
+
+    fn record(winner: usize, fault: Option<SeatFault>) -> NimRecord {
+        let player = |n: &str| Player {
+            name: n.into(),
+            code_sha256: format!("{n}{n}"),
+        };
+        NimRecord {
+            version: nim::VERSION.into(),
+            seed: 3,
+            players: vec![player("a"), player("b")],
+            heaps: nim::start(3),
+            moves: Vec::new(),
+            fault,
+            winner,
+        }
+    }
+
+    #[test]
+    fn the_winner_ranks_first_and_a_fault_is_the_faulting_seats() {
+        let fault = SeatFault {
+            seat: 0,
+            kind: "bad_output".into(),
+            detail: "99 from heap 0".into(),
+        };
+        let r = row_result(&record(1, Some(fault)));
+        assert_eq!(r["ranks"], json!([2, 1]));
+        assert_eq!(r["points"], json!([0.0, 1.0]));
+        assert_eq!(r["errors"], json!([1, 0]));
+        assert_eq!(r["faults"][0][0]["kind"], "bad_output");
+        assert_eq!(r["hashes"], json!({"bot_0": "aa", "bot_1": "bb"}));
+        let g = shared::results::GameResult::from_results_row(&json!({"size": 2, "result": r}), 1)
+            .expect("a scoring row");
+        assert_eq!(g.ranks, vec![2, 1]);
+    }
+
+    #[test]
+    fn only_pairs_and_only_a_turn_limit() {
+        assert!(check_sizes(&[2]).is_ok());
+        assert!(check_sizes(&[3]).is_err());
+        let mut clock = TournamentClock::default();
+        assert!(check_clock(&clock).is_ok());
+        clock.spec.bank_ms = 10;
+        assert!(check_clock(&clock).is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! 钳王 in the tournament engine: two seats (black, then red: a schedule entry's slot order), a
+//! pair is one seed played with both colours (the schedule's two rotations of a size-2 group),
+//! JavaScript entrants load-checked before anything is written, and each accepted match record
+//! turned into the row result the ratings read ([`row_result`], pure) and saved as the match's
+//! replay (`replays/NNNNN.json.gz`, the record the ladder's replay page shows).
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use games::qianwang::{self as qw, EndReason, MatchRecord, Side};
+use shared::schedule::ScheduleEntry;
+
+use crate::botprep::{HostSettings, NotCompiled};
+use crate::dispatch::Arrival;
+use crate::roster::Entry;
+
+/// 钳王 is played by two.
+pub fn check_sizes(sizes: &[i64]) -> Result<()> {
+    if sizes != [2] {
+        bail!("--game qianwang plays matches of 2 (black and red): give --sizes 2 (got {sizes:?})");
+    }
+    Ok(())
+}
+
+/// Load every entrant as a match would (in a sandboxed child, within the load limits): a bot
+/// that does not parse, throws while loading or exports no `onTurn` is named with the reason and
+/// nothing is played. A host that cannot start the engine stops the run as the host's problem.
+pub fn check_entrants(settings: &HostSettings, entries: &[Entry]) -> Result<Vec<NotCompiled>> {
+    let host = worker::qianwang::JsHost::this_program(settings.sandbox.clone());
+    let limits = worker::qianwang::Limits::default();
+    let mut refused = Vec::new();
+    for e in entries {
+        let bytes = std::fs::read(&e.program)
+            .with_context(|| format!("reading {}", e.program.display()))?;
+        let Ok(code) = String::from_utf8(bytes) else {
+            refused.push(format!(
+                "bot {:?} ({}) is not UTF-8 text: a 钳王 bot is a JavaScript file",
+                e.name,
+                e.program.display()
+            ));
+            continue;
+        };
+        match worker::qianwang::check_code(&host, &code, &limits) {
+            Ok(()) => {}
+            Err(err) if err.is_host() => {
+                return Err(anyhow::Error::new(err).context(
+                    "this host cannot start the JavaScript engine to check the bots (a problem of the host, not of a bot)",
+                ))
+            }
+            Err(err) => refused.push(format!(
+                "bot {:?} ({}) does not load: {err}",
+                e.name,
+                e.program.display()
+            )),
+        }
+    }
+    if !refused.is_empty() {
+        bail!(
+            "{}\n\nnothing was played. A 钳王 bot must parse, load within the limits and export onTurn",
+            refused.join("\n")
+        );
+    }
+    Ok(Vec::new())
+}
+
+/// A 钳王 report accepted (the record re-played move by move, for the job's seed, seats and
+/// programs) and saved as the match's replay: the row result.
+pub fn accept(
+    arrival: &Arrival,
+    entry: &ScheduleEntry,
+    bot_hashes: &[String],
+    out: &Path,
+) -> Result<Value> {
+    let n = arrival.job.number;
+    let record = match arrival.verdict()? {
+        games::accept::Accepted::Qianwang(record) => record,
+        other => bail!("match {n}: a 钳王 tournament got a {} record", other.name()),
+    };
+    let players = [&record.black, &record.red];
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        // The job was built from the roster: a difference here is a bug of this process.
+        anyhow::ensure!(
+            players.get(i).map(|p| &p.code_sha256) == bot_hashes.get(slot),
+            "match {n}: the program of seat {i} differs from the roster's"
+        );
+    }
+    let path = out
+        .join("replays")
+        .join(crate::replay_file::match_file_name(n));
+    let gz = crate::replay_file::gzip(record.to_json().as_bytes())?;
+    crate::fsio::write_atomic(&path, &gz)?;
+    Ok(row_result(&record))
+}
+
+/// A saved record re-verified: the row result it was logged with.
+pub fn saved_results(text: &str) -> Result<Vec<Value>> {
+    let record = MatchRecord::from_json(text)?;
+    qw::verify(&record)?;
+    Ok(vec![row_result(&record)])
+}
+
+/// `farm verify` of a saved record: re-played move by move; what it found, or why not.
+pub fn verify_text(text: &str) -> Result<String> {
+    let record = MatchRecord::from_json(text)?;
+    qw::verify(&record)?;
+    Ok(format!(
+        "钳王, {} plies, {} (black) vs {} (red): {}",
+        record.plies.len(),
+        record.black.name,
+        record.red.name,
+        qw::summarize(&record.outcome)
+    ))
+}
+
+/// What the ratings and reports read of a match (seats black, red): names, ranks (a draw ties),
+/// points (1, ½, 0), the forfeiting seat's fault, and what a resume re-checks (seed, program
+/// hashes as `bot_0`, `bot_1`).
+pub fn row_result(record: &MatchRecord) -> Value {
+    let o = &record.outcome;
+    let seats = [Side::Black, Side::Red];
+    let ranks: Vec<i64> = seats
+        .iter()
+        .map(|&s| match o.winner {
+            Some(w) if w != s => 2,
+            _ => 1,
+        })
+        .collect();
+    let points: Vec<f64> = seats
+        .iter()
+        .map(|&s| match o.winner {
+            None => 0.5,
+            Some(w) if w == s => 1.0,
+            Some(_) => 0.0,
+        })
+        .collect();
+    let forfeit = matches!(
+        o.reason,
+        EndReason::Illegal | EndReason::Error | EndReason::Runtime
+    );
+    let faults: Vec<Vec<Value>> = seats
+        .iter()
+        .map(|&s| match (forfeit, o.winner) {
+            (true, Some(w)) if w != s => vec![json!({
+                "kind": fault_kind(o),
+                "turn": o.turn,
+                "detail": o.detail,
+            })],
+            _ => Vec::new(),
+        })
+        .collect();
+    json!({
+        "names": [record.black.name, record.red.name],
+        "ranks": ranks,
+        "valid_for_scoring": true,
+        "points": points,
+        "errors": faults.iter().map(Vec::len).collect::<Vec<_>>(),
+        "faults": faults,
+        "seed": record.seed,
+        "hashes": {"bot_0": record.black.code_sha256, "bot_1": record.red.code_sha256},
+        "turns": record.plies.len(),
+        "outcome": {
+            "winner": o.winner.map(Side::as_str),
+            "reason": serde_json::to_value(o.reason).unwrap_or(Value::Null),
+            "summary": qw::summarize(o),
+        },
+    })
+}
+
+/// The fault kind of a forfeit: the runtime limit hit, or the reason (`illegal`, `error`).
+fn fault_kind(o: &qw::Outcome) -> Value {
+    match o.runtime {
+        Some(kind) => serde_json::to_value(kind).unwrap_or(Value::Null),
+        None => serde_json::to_value(o.reason).unwrap_or(Value::Null),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use games::qianwang::{Game, Player};
+
+    fn record(game: &Game) -> MatchRecord {
+        MatchRecord {
+            version: qw::VERSION.into(),
+            seed: 7,
+            black: Player {
+                name: "A".into(),
+                code_sha256: "aa".into(),
+            },
+            red: Player {
+                name: "B".into(),
+                code_sha256: "bb".into(),
+            },
+            plies: game.history().to_vec(),
+            outcome: game.outcome().expect("over").clone(),
+        }
+    }
+
+    #[test]
+    fn a_forfeit_loses_and_is_the_forfeiting_seats_fault() {
+        let mut game = Game::new();
+        game.forfeit(qw::Forfeit::Illegal, "off the board")
+            .expect("black to move");
+        let r = row_result(&record(&game));
+        assert_eq!(r["ranks"], json!([2, 1]));
+        assert_eq!(r["points"], json!([0.0, 1.0]));
+        assert_eq!(r["errors"], json!([1, 0]));
+        assert_eq!(r["faults"][0][0]["kind"], "illegal");
+        assert_eq!(r["hashes"]["bot_1"], "bb");
+        let g = shared::results::GameResult::from_results_row(&json!({"size": 2, "result": r}), 1)
+            .expect("a scoring row");
+        assert!(g.valid_for_scoring);
+    }
+
+    #[test]
+    fn a_timeout_is_named_by_its_limit_and_a_draw_ties() {
+        let mut game = Game::new();
+        game.forfeit(qw::Forfeit::Runtime(qw::RuntimeKind::Timeout), "slow")
+            .expect("black to move");
+        assert_eq!(
+            row_result(&record(&game))["faults"][0][0]["kind"],
+            "timeout"
+        );
+        let mut draw = record(&game);
+        draw.outcome.winner = None;
+        draw.outcome.reason = EndReason::Material;
+        let r = row_result(&draw);
+        assert_eq!(r["ranks"], json!([1, 1]));
+        assert_eq!(r["points"], json!([0.5, 0.5]));
+        assert_eq!(r["faults"], json!([[], []]));
+    }
+
+    #[test]
+    fn only_pairs_are_played() {
+        assert!(check_sizes(&[2]).is_ok());
+        let e = check_sizes(&[2, 3]).expect_err("3 seats").to_string();
+        assert!(e.contains("--sizes 2"), "{e}");
+    }
+}
