@@ -12,12 +12,15 @@
 pub mod checkpoint;
 pub mod cluster;
 pub mod execute;
+pub mod finish;
+pub mod flow;
 pub mod game;
 pub mod outputs;
 pub mod played_by;
 pub mod prepare;
 pub mod progress;
 pub mod quarantine;
+pub mod shell;
 pub mod stop;
 pub mod viewer_index;
 

@@ -51,6 +51,25 @@ pub struct Plan {
     pub not_compiled: Vec<NotCompiled>,
 }
 
+impl Plan {
+    /// The schedule entry of match `n` (1-based), or an error naming it.
+    pub fn entry(&self, n: u64) -> Result<&ScheduleEntry> {
+        n.checked_sub(1)
+            .and_then(|i| self.schedule.get(i as usize))
+            .with_context(|| {
+                format!(
+                    "match {n} is not in the schedule of {} matches",
+                    self.schedule.len()
+                )
+            })
+    }
+
+    /// The number of seats of match `n`.
+    pub fn size_of(&self, n: u64) -> Result<u32> {
+        Ok(self.entry(n)?.size as u32)
+    }
+}
+
 /// Key of identity.json's `scoring_code` naming the bots that did not compile and were let play
 /// (--allow-compile-failures), as a JSON list in roster order. Present only when there are such
 /// bots: they change every result they are in, so a resume must see the same list. The flag
