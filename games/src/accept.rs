@@ -7,7 +7,7 @@
 use shared::msg::{BombermanJob, GameJob, Job, JobFailure, JobReport, SeatSpec};
 use thiserror::Error;
 
-use crate::{bomberman as bm, nim, proboj, qianwang as qw};
+use crate::{bomberman as bm, lowest, nim, proboj, qianwang as qw};
 
 /// A report that passed [`accept`], typed by its game.
 #[derive(Debug, Clone)]
@@ -16,6 +16,7 @@ pub enum Accepted {
     Qianwang(Box<qw::MatchRecord>),
     Proboj(Box<proboj::GameBundle>),
     Nim(Box<nim::NimRecord>),
+    Lowest(Box<lowest::LowestRecord>),
 }
 
 impl Accepted {
@@ -26,6 +27,7 @@ impl Accepted {
             Accepted::Qianwang(_) => "qianwang",
             Accepted::Proboj(_) => "proboj",
             Accepted::Nim(_) => "nim",
+            Accepted::Lowest(_) => "lowest",
         }
     }
 }
@@ -155,6 +157,23 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
                     .collect(),
             )?;
             Ok(Accepted::Nim(Box::new(record)))
+        }
+        GameJob::Lowest(_) => {
+            let record: lowest::LowestRecord =
+                serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+            lowest::verify(&record).map_err(|e| invalid(e.to_string()))?;
+            if record.seed != job.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            }
+            seats(
+                record.players.iter().map(|p| p.name.as_str()).collect(),
+                record
+                    .players
+                    .iter()
+                    .map(|p| Some(p.code_sha256.as_str()))
+                    .collect(),
+            )?;
+            Ok(Accepted::Lowest(Box::new(record)))
         }
     }
 }

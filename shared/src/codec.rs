@@ -11,8 +11,8 @@ use sha2::Sha256;
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
 /// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
 /// publication id, and a worker's refusal is a signed `Refusal`; 6: a report carries the worker's
-/// speed; 7: a bomberman job may state its clock for a reference speed).
-pub const WIRE_VERSION: u8 = 7;
+/// speed; 7: a bomberman job may state its clock for a reference speed; 8: `GameJob::Lowest`).
+pub const WIRE_VERSION: u8 = 8;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;

@@ -96,6 +96,8 @@ pub enum GameJob {
     /// A game of Nim, the farm's smallest game (the proof and the template of the game
     /// boundary, see `docs/adding-a-game.md`).
     Nim(NimJob),
+    /// A game of lowest unique, the three-seat test game (`games::lowest`).
+    Lowest(LowestJob),
 }
 
 impl GameJob {
@@ -106,6 +108,7 @@ impl GameJob {
             GameJob::Qianwang => "qianwang",
             GameJob::Proboj(_) => "proboj",
             GameJob::Nim(_) => "nim",
+            GameJob::Lowest(_) => "lowest",
         }
     }
 }
@@ -113,6 +116,12 @@ impl GameJob {
 /// A Nim game's clock: each answer's limit in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NimJob {
+    pub turn_ms: u64,
+}
+
+/// A lowest-unique game's clock: each answer's limit in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LowestJob {
     pub turn_ms: u64,
 }
 

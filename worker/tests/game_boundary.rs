@@ -2,7 +2,8 @@
 //! played by `JobRunner::execute` with real sandboxed bots, then held to their jobs by the one
 //! `games::accept::accept`. Each record passes as played; a record of another seed, other
 //! seats, other programs, another clock or a tampered move is refused, as is a report of
-//! another job and a failed job. Nim's faults (an illegal move, no answer) lose the game.
+//! another job and a failed job. Nim's faults (an illegal move, no answer) lose the game; in the
+//! three-seat lowest unique, a faulty seat answers no more and ranks last.
 
 mod common;
 
@@ -13,7 +14,7 @@ use games::accept::{accept, AcceptError, Accepted};
 use sandbox::{CoreTokens, SandboxMode};
 use sha2::{Digest, Sha256};
 use shared::msg::{
-    BombermanJob, GameJob, Job, JobFailure, JobReport, NimJob, ProgramRef, SeatSpec,
+    BombermanJob, GameJob, Job, JobFailure, JobReport, LowestJob, NimJob, ProgramRef, SeatSpec,
 };
 use worker::job::{JobRunner, LocalArtifacts};
 use worker::CompileCache;
@@ -242,6 +243,84 @@ fn every_game_is_held_to_its_job() {
     // A Nim job does not take a bomberman replay.
     assert!(matches!(
         refused(&nim_job(9, vec![p, q]), &report),
+        AcceptError::Invalid { game: "nim", .. }
+    ));
+}
+
+fn lowest_job(seed: u64, seats: Vec<SeatSpec>) -> Job {
+    job(
+        GameJob::Lowest(LowestJob { turn_ms: 2000 }),
+        games::lowest::VERSION,
+        seed,
+        seats,
+    )
+}
+
+#[test]
+fn lowest_unique_games_are_played_held_to_their_jobs_and_faulty_seats_rank_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut arts = LocalArtifacts::new();
+    let one = seat(&mut arts, "one", &bot_file("lowest/one.cpp"));
+    let random = seat(&mut arts, "random", &bot_file("lowest/random.cpp"));
+    let broken = seat(&mut arts, "broken", &bot_file("lowest/broken.cpp"));
+    // A bomberman bot reads TURN..END and never answers a round.
+    let mute = seat(&mut arts, "mute", &bot_file("test/answer.cpp"));
+    let r = runner(dir.path());
+
+    let j = lowest_job(21, vec![broken.clone(), one.clone(), random.clone()]);
+    let report = r.execute(&j, &arts);
+    let Accepted::Lowest(rec) = accept(&j, &report).expect("a played game is accepted") else {
+        panic!("not a lowest-unique record");
+    };
+    assert_eq!(rec.answers.len() as u32, games::lowest::rounds(21));
+    // The broken bot answers 2 twice, then 6: out in round 2 (0-based), ranked last.
+    assert_eq!(rec.faults.len(), 1, "{rec:?}");
+    let f = &rec.faults[0];
+    assert_eq!((f.seat, f.round, f.kind.as_str()), (0, 2, "bad_output"));
+    assert!(f.detail.contains("not between 1 and 5"), "{}", f.detail);
+    assert_eq!(rec.answers[1][0], Some(2));
+    assert!(rec.answers[2..].iter().all(|a| a[0].is_none()), "{rec:?}");
+    assert_eq!(rec.ranks[0], 3);
+
+    // No answer is a fault too; two faulty seats tie last below the one that played on.
+    let j = lowest_job(22, vec![mute, one.clone(), broken.clone()]);
+    let Accepted::Lowest(rec) = accept(&j, &r.execute(&j, &arts)).unwrap() else {
+        panic!()
+    };
+    assert_eq!(rec.faults[0].kind, "timeout", "{rec:?}");
+    assert_eq!(rec.ranks, vec![2, 1, 2]);
+
+    // Held to its job: another seed, other seats, forged scores or ranks are refused.
+    let j = lowest_job(23, vec![one.clone(), random.clone(), broken.clone()]);
+    let report = r.execute(&j, &arts);
+    accept(&j, &report).unwrap();
+    let other_seed = lowest_job(24, vec![one.clone(), random.clone(), broken.clone()]);
+    assert!(matches!(
+        refused(&other_seed, &report),
+        AcceptError::Mismatch { .. }
+    ));
+    let swapped = lowest_job(23, vec![random.clone(), one.clone(), broken.clone()]);
+    assert!(matches!(
+        refused(&swapped, &report),
+        AcceptError::Mismatch { .. }
+    ));
+    let forges: [fn(&mut serde_json::Value); 5] = [
+        |v| v["scores"][2] = 9.into(),
+        |v| v["ranks"] = serde_json::json!([1, 1, 1]),
+        |v| v["faults"] = serde_json::json!([]),
+        |v| v["answers"][0][1] = 0.into(),
+        |v| v["rounds"] = 10.into(),
+    ];
+    for forge in forges {
+        assert!(matches!(
+            refused(&j, &edited(&report, forge)),
+            AcceptError::Invalid { game: "lowest", .. }
+        ));
+    }
+    // A Nim job does not take a lowest-unique record.
+    let nim = nim_job(23, vec![one, random]);
+    assert!(matches!(
+        refused(&nim, &report),
         AcceptError::Invalid { game: "nim", .. }
     ));
 }

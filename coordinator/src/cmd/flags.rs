@@ -517,6 +517,8 @@ pub enum GameArg {
     Qianwang,
     /// Nim, the smallest game: 2 seats, .cpp sources or executables, --turn-ms per answer.
     Nim,
+    /// Lowest unique, the three-seat test game: 3 seats, .cpp sources or executables.
+    Lowest,
 }
 
 impl From<GameArg> for Game {
@@ -525,6 +527,7 @@ impl From<GameArg> for Game {
             GameArg::Bomberman => Game::Bomberman,
             GameArg::Qianwang => Game::Qianwang,
             GameArg::Nim => Game::Nim,
+            GameArg::Lowest => Game::Lowest,
         }
     }
 }

@@ -217,6 +217,7 @@ fn tournament_of_run(args: &RunArgs) -> Tournament {
             anchor: args.anchor.clone().unwrap_or_default(),
             sizes: match (args.sizes.is_empty(), args.game) {
                 (true, GameArg::Qianwang | GameArg::Nim) => vec![2],
+                (true, GameArg::Lowest) => vec![3],
                 _ => args.sizes.clone(),
             },
             schedule: match &args.schedule {

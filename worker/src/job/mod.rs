@@ -4,6 +4,7 @@
 //! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
 mod bomberman;
+mod lowest;
 mod nim;
 mod proboj;
 mod qianwang;
@@ -24,12 +25,13 @@ use shared::{Fault, FaultKind};
 use crate::compile::CompileCache;
 
 /// The rules versions of every game this worker plays (for its heartbeat).
-pub fn supported_versions() -> [&'static str; 4] {
+pub fn supported_versions() -> [&'static str; 5] {
     [
         bm::VERSION,
         qianwang::VERSION,
         proboj::VERSION,
         nim::VERSION,
+        lowest::VERSION,
     ]
 }
 
@@ -40,6 +42,7 @@ pub fn version_of(game: &GameJob) -> &'static str {
         GameJob::Qianwang => qianwang::VERSION,
         GameJob::Proboj(_) => proboj::VERSION,
         GameJob::Nim(_) => nim::VERSION,
+        GameJob::Lowest(_) => lowest::VERSION,
     }
 }
 
@@ -187,6 +190,7 @@ impl JobRunner {
             (None, GameJob::Qianwang) => qianwang::play(self, job, artifacts),
             (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts, steering),
             (None, GameJob::Nim(n)) => nim::play(self, job, n, artifacts),
+            (None, GameJob::Lowest(l)) => lowest::play(self, job, l, artifacts),
         };
         metrics.job_done(
             job.seats.len(),

@@ -11,6 +11,7 @@
 //! need no flag.
 
 pub mod bomberman;
+pub mod lowest;
 pub mod nim;
 pub mod qianwang;
 
@@ -39,10 +40,12 @@ pub enum Game {
     Qianwang,
     /// Nim, the farm's smallest game: 2 seats, `.cpp` sources or executables, heaps by seed.
     Nim,
+    /// Lowest unique, the three-seat test game: 3 seats, `.cpp` sources or executables.
+    Lowest,
 }
 
 /// Every game, for the lookups by name and version.
-const GAMES: [Game; 3] = [Game::Bomberman, Game::Qianwang, Game::Nim];
+const GAMES: [Game; 4] = [Game::Bomberman, Game::Qianwang, Game::Nim, Game::Lowest];
 
 /// What checking the entrants needs of a run's setup.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +72,7 @@ impl Game {
             Game::Bomberman => "bomberman",
             Game::Qianwang => "qianwang",
             Game::Nim => "nim",
+            Game::Lowest => "lowest",
         }
     }
 
@@ -76,7 +80,7 @@ impl Game {
     pub fn scoring(self) -> shared::report::Scoring {
         match self {
             Game::Bomberman => shared::report::Scoring::SurvivalKill,
-            Game::Qianwang | Game::Nim => shared::report::Scoring::WinDrawLoss,
+            Game::Qianwang | Game::Nim | Game::Lowest => shared::report::Scoring::WinDrawLoss,
         }
     }
 
@@ -86,6 +90,7 @@ impl Game {
             Game::Bomberman => games::bomberman::VERSION,
             Game::Qianwang => games::qianwang::VERSION,
             Game::Nim => games::nim::VERSION,
+            Game::Lowest => games::lowest::VERSION,
         }
     }
 
@@ -102,7 +107,7 @@ impl Game {
     /// first (`{"version":"matchfarm-qianwang/1"`); anything else is read as a Bomberman replay.
     pub fn of_replay(text: &str) -> Game {
         let head = text.trim_start();
-        [Game::Qianwang, Game::Nim]
+        [Game::Qianwang, Game::Nim, Game::Lowest]
             .into_iter()
             .find(|g| head.starts_with(&format!("{{\"version\":\"{}\"", g.version())))
             .unwrap_or(Game::Bomberman)
@@ -115,6 +120,7 @@ impl Game {
             Game::Bomberman => None,
             Game::Qianwang => Some(qianwang::verify_text(text)),
             Game::Nim => Some(nim::verify_text(text)),
+            Game::Lowest => Some(lowest::verify_text(text)),
         }
     }
 
@@ -124,6 +130,7 @@ impl Game {
         match self {
             Game::Bomberman => Ok(()),
             Game::Nim => nim::check_clock(clock),
+            Game::Lowest => lowest::check_clock(clock),
             Game::Qianwang if *clock == crate::clock::TournamentClock::default() => Ok(()),
             Game::Qianwang => bail!(
                 "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
@@ -139,6 +146,7 @@ impl Game {
             Game::Bomberman => Ok(()), // the schedule checks 2..=10
             Game::Qianwang => qianwang::check_sizes(sizes),
             Game::Nim => nim::check_sizes(sizes),
+            Game::Lowest => lowest::check_sizes(sizes),
         }
     }
 
@@ -146,7 +154,7 @@ impl Game {
     pub fn package(self, workspace: &Path) -> Result<Package> {
         match self {
             Game::Bomberman => bomberman::package(workspace),
-            Game::Qianwang | Game::Nim => Ok(Package::default()),
+            Game::Qianwang | Game::Nim | Game::Lowest => Ok(Package::default()),
         }
     }
 
@@ -164,6 +172,7 @@ impl Game {
             Game::Bomberman => bomberman::check_entrants(check, entries, hashes, output),
             Game::Qianwang => qianwang::check_entrants(check.host, entries),
             Game::Nim => nim::check_entrants(check.host, entries, hashes),
+            Game::Lowest => lowest::check_entrants(check.host, entries, hashes),
         }
     }
 
@@ -173,6 +182,7 @@ impl Game {
             Game::Bomberman => crate::clock::job_game(clock),
             Game::Qianwang => GameJob::Qianwang,
             Game::Nim => nim::job(clock),
+            Game::Lowest => lowest::job(clock),
         }
     }
 
@@ -190,6 +200,7 @@ impl Game {
             Game::Bomberman => bomberman::accept(arrival, entry, bot_hashes, out),
             Game::Qianwang => qianwang::accept(arrival, entry, bot_hashes, out),
             Game::Nim => nim::accept(arrival, entry, bot_hashes, out),
+            Game::Lowest => lowest::accept(arrival, entry, bot_hashes, out),
         }
     }
 
@@ -200,6 +211,7 @@ impl Game {
             Game::Bomberman => bomberman::saved_results(text),
             Game::Qianwang => qianwang::saved_results(text),
             Game::Nim => nim::saved_results(text),
+            Game::Lowest => lowest::saved_results(text),
         }
     }
 
@@ -208,7 +220,7 @@ impl Game {
     pub fn write_viewer_index(self, dir: &Path, schedule_len: u64) -> Result<Option<String>> {
         match self {
             Game::Bomberman => bomberman::write_viewer_index(dir, schedule_len).map(Some),
-            Game::Qianwang | Game::Nim => Ok(None),
+            Game::Qianwang | Game::Nim | Game::Lowest => Ok(None),
         }
     }
 
@@ -216,7 +228,7 @@ impl Game {
     pub fn start_viewer_index(self, dir: &Path, rows: &[Row]) {
         match self {
             Game::Bomberman => bomberman::start_viewer_index(dir, rows),
-            Game::Qianwang | Game::Nim => {}
+            Game::Qianwang | Game::Nim | Game::Lowest => {}
         }
     }
 
@@ -224,7 +236,7 @@ impl Game {
     pub fn index_row(self, dir: &Path, row: &Row) {
         match self {
             Game::Bomberman => super::viewer_index::append(dir, row),
-            Game::Qianwang | Game::Nim => {}
+            Game::Qianwang | Game::Nim | Game::Lowest => {}
         }
     }
 }
