@@ -12,7 +12,7 @@ use shared::schedule::ScheduleError;
 
 use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
-use crate::run::execute::Engine;
+use crate::run::engine::Engine;
 use crate::run::game::Game;
 use crate::run::prepare::{
     prepare_with, Plan, ScheduleSource, Setup, Tournament, FORMAL_ROSTER, FORMAL_SCHEDULE,

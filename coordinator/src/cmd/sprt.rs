@@ -13,7 +13,7 @@ use shared::sprt::Sprt;
 
 use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
-use crate::run::execute::Engine;
+use crate::run::engine::Engine;
 use crate::run::game::Game;
 use crate::run::prepare::{self, ScheduleSource, Setup, Tournament};
 use crate::run::stop::SPRT_IDENTITY;

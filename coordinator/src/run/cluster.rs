@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 use broker::Store;
 use shared::msg::ProgramRef;
 
-use super::execute::{drive, Engine, Finished};
+use super::engine::{Engine, Finished};
+use super::execute::drive;
 use super::prepare::Plan;
 use super::stop::StopRule;
 use crate::cluster::Cluster;

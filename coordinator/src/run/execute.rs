@@ -4,8 +4,6 @@
 //! index (super::viewer_index) gets each match's data file as its replay is saved and its line
 //! as its result arrives.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,43 +13,15 @@ use shared::msg::{Job, ProgramRef, SeatSpec};
 use worker::job::LocalArtifacts;
 
 use super::checkpoint::{Log, Row, LOG_NAME};
+use super::engine::{Engine, Finished};
 use super::flow::{Flow, Idle};
 use super::outputs::Live;
 use super::prepare::Plan;
 use super::shell::Shell;
-use super::stop::{StopRule, Stopped};
-use crate::botprep::HostSettings;
-use crate::cluster::Cluster;
-use crate::dispatch::{Arrival, Dispatcher};
+use super::stop::StopRule;
+use crate::dispatch::Dispatcher;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
-
-/// How the engine runs a plan: where the referee package is, how bots run on this host (for
-/// embedded workers), the cluster to use (if any) and the match clock every job carries (a
-/// resume plays failed matches again, `redo_failed` or not, unless a stop rule runs). Filled by `farm run` and `farm sprt` from their
-/// flags; the engine never sees clap arguments.
-#[derive(Debug, Clone)]
-pub struct Engine {
-    pub workspace: PathBuf,
-    pub redo_failed: bool,
-    /// With a resume: take back the results that workers quarantined since gave, and play
-    /// those matches again.
-    pub redo_suspect: bool,
-    /// Cluster mode when set (embedded local workers otherwise).
-    pub cluster: Option<Cluster>,
-    pub host: HostSettings,
-    /// The match clock every job carries.
-    pub clock: crate::clock::TournamentClock,
-    /// `--min-speed`: reports from slower workers are refused and played elsewhere.
-    pub min_speed: Option<f64>,
-}
-
-/// How a run ended.
-pub struct Finished {
-    pub code: ExitCode,
-    /// Set when a stop rule ended the run before the end of the schedule.
-    pub stopped: Option<Stopped>,
-}
 
 /// Run a plan on embedded local workers.
 pub async fn embedded(
@@ -247,18 +217,4 @@ fn start_index(out: &std::path::Path, plan: &Plan) {
     let mut rows: Vec<Row> = plan.done.iter().chain(&plan.ahead).cloned().collect();
     rows.sort_by_key(|r| r.number);
     plan.game.start_viewer_index(out, &rows);
-}
-
-/// Accept a report through the game's side of the boundary ([`crate::run::game::Game::accept`]:
-/// the record verified for the job's seats, seed, programs and clock, its replay saved).
-pub(super) fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
-    let n = arrival.job.number;
-    let entry = plan.entry(n)?;
-    let result = plan.game.accept(arrival, entry, &plan.bot_hashes, out)?;
-    Ok(Row {
-        number: n,
-        size: entry.size as u32,
-        result: Some(result),
-        failed: None,
-    })
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::execute::Finished;
+use super::engine::Finished;
 use super::flow::Flow;
 use super::outputs::StopNote;
 use super::prepare::Plan;

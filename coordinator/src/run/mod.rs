@@ -6,11 +6,12 @@
 //! rotations) at which the Bradley–Terry ranking is settled (see [`stop`]).
 //!
 //! The engine ([`execute::drive`], [`dispatch`]) takes a [`prepare::Plan`] and an
-//! [`execute::Engine`]: plain settings the commands (`cmd::run`, `cmd::sprt`) fill from their
+//! [`engine::Engine`]: plain settings the commands (`cmd::run`, `cmd::sprt`) fill from their
 //! flags; no clap type reaches it.
 
 pub mod checkpoint;
 pub mod cluster;
+pub mod engine;
 pub mod execute;
 pub mod finish;
 pub mod flow;
@@ -30,9 +31,9 @@ use anyhow::Result;
 /// none, with an optional stop rule.
 pub async fn dispatch(
     plan: prepare::Plan,
-    engine: &execute::Engine,
+    engine: &engine::Engine,
     stop: Option<&mut dyn stop::StopRule>,
-) -> Result<execute::Finished> {
+) -> Result<engine::Finished> {
     match &engine.cluster {
         Some(cluster) => cluster::execute(plan, engine, cluster, stop).await,
         None => execute::embedded(plan, engine, stop).await,

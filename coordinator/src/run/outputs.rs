@@ -18,9 +18,7 @@
 //! and in a `stopped` object of bt.json; a run that was not stopped writes neither.
 //! Every 汇总.md write also rewrites report.html, the same numbers as a page ([`page`]).
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -45,79 +43,6 @@ pub struct Timings {
     pub report_seconds: f64,
 }
 
-/// Resamples of the bootstrap intervals.
-pub const BOOTSTRAP_RESAMPLES: usize = 1000;
-/// A live report recomputes the bootstrap at most this often.
-pub const BOOTSTRAP_REFRESH: Duration = Duration::from_secs(5);
-/// What a bootstrap unit is (text for bt.json).
-pub const BOOTSTRAP_UNIT: &str =
-    "map: the (size, seed) of each match in the schedule, all its groups and seat rotations";
-
-/// A scored game as compactly as the bootstrap needs it (the rows of a 100k-match run stay
-/// small): size, validity, and per seat the name (an index into `Live::interned`) and rank.
-struct Scored {
-    size: usize,
-    valid: bool,
-    seats: Vec<(u32, i64)>,
-}
-
-/// The part of identity.json the bootstrap reads (the rosters are skipped, not held).
-#[derive(serde::Deserialize)]
-struct IdentityMaps {
-    schedule: ScheduleMaps,
-}
-
-#[derive(serde::Deserialize)]
-struct ScheduleMaps {
-    schedule_seed: i128,
-    entries: Vec<MapOf>,
-}
-
-#[derive(serde::Deserialize)]
-struct MapOf {
-    size: usize,
-    seed: u64,
-}
-
-/// The map of each match and the resampling seed, from identity.json.
-struct Maps {
-    /// `(size, seed)` of match `n` at index `n - 1`.
-    of_match: Vec<(usize, u64)>,
-    seed: u64,
-}
-
-/// The last bootstrap computed, and on what.
-struct Boot {
-    /// `Live::generation` when it was computed; fresh while that has not moved.
-    generation: u64,
-    /// Results (games) it was computed on.
-    games: u64,
-    at: Instant,
-    took: Duration,
-    result: Result<BootstrapFit, NoBootstrap>,
-}
-
-/// Why a run has no bootstrap intervals (yet).
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NoBootstrap {
-    #[error("the maps of the matches are unknown: reading {path}: {why}")]
-    MapsUnread {
-        path: std::path::PathBuf,
-        why: String,
-    },
-    #[error("the maps of the matches are unknown: {path} is malformed: {why}")]
-    MapsMalformed {
-        path: std::path::PathBuf,
-        why: String,
-    },
-    #[error("the maps of the matches are unknown")]
-    MapsNotRead,
-    #[error("match {0} is not in identity.json's schedule")]
-    NotInSchedule(u64),
-    #[error("{0}")]
-    Fit(#[from] bootstrap::BootstrapError),
-}
-
 /// Running state of the views: O(players x sizes) statistics and pair counts, plus the scored
 /// games themselves for the bootstrap (which resamples whole maps).
 pub struct Live {
@@ -133,40 +58,13 @@ pub struct Live {
     stop: Option<StopNote>,
     /// Workers the run quarantined (read from quarantine.json at every write).
     quarantined: Vec<shared::quarantine::Evidence>,
-    /// Scored games by match number.
-    games: BTreeMap<u64, Scored>,
-    /// Seat names of the scored games: the roster, then any other name met.
-    interned: Vec<String>,
-    /// Bumped by every [`Live::add`].
-    generation: u64,
-    /// The schedule's maps; `None` until read from the folder, `Err` if it cannot be.
-    maps: Option<Result<Maps, NoBootstrap>>,
-    boot: Option<Boot>,
-    /// A live refresh recomputes the bootstrap at most this often ([`BOOTSTRAP_REFRESH`]).
-    boot_refresh: Duration,
+    /// The scored games and their map-unit bootstrap.
+    resampling: Resampling,
     /// report.html's per-match parts and arrival times.
     page: page::PageState,
 }
 
 impl Live {
-    /// A scored game as the statistics read it: its seats' names and ranks (points unused).
-    fn game_result(&self, g: &Scored) -> GameResult {
-        GameResult {
-            size: g.size,
-            valid_for_scoring: g.valid,
-            names: g
-                .seats
-                .iter()
-                .map(|&(i, _)| self.interned[i as usize].clone())
-                .collect(),
-            ranks: g.seats.iter().map(|&(_, r)| r).collect(),
-            survival_points: Vec::new(),
-            kill_points: Vec::new(),
-            points: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-
     /// The same views, the per-size table worded for the game's `scoring`.
     pub fn scored_as(mut self, scoring: shared::report::Scoring) -> Live {
         self.tally = self.tally.scored_as(scoring);
@@ -178,7 +76,7 @@ impl Live {
         Live {
             tally: Tally::new(&names, &sizes),
             bt: Incremental::new(&names, &sizes, &anchor),
-            interned: names.clone(),
+            resampling: Resampling::new(&names, &sizes, &anchor),
             page: page::PageState::new(&names),
             names,
             sizes,
@@ -187,113 +85,13 @@ impl Live {
             not_compiled: None,
             stop: None,
             quarantined: Vec::new(),
-            games: BTreeMap::new(),
-            generation: 0,
-            maps: None,
-            boot: None,
-            boot_refresh: BOOTSTRAP_REFRESH,
         }
-    }
-
-    /// Read (once) each match's map and the schedule seed from the folder's identity.json.
-    fn load_maps(&mut self, dir: &Path) {
-        if self.maps.is_some() {
-            return;
-        }
-        let path = dir.join("identity.json");
-        let maps = std::fs::File::open(&path)
-            .map_err(|e| NoBootstrap::MapsUnread {
-                path: path.clone(),
-                why: e.to_string(),
-            })
-            .and_then(|file| {
-                serde_json::from_reader::<_, IdentityMaps>(std::io::BufReader::new(file)).map_err(
-                    |e| NoBootstrap::MapsMalformed {
-                        path: path.clone(),
-                        why: e.to_string(),
-                    },
-                )
-            })
-            .map(|id| Maps {
-                of_match: id
-                    .schedule
-                    .entries
-                    .iter()
-                    .map(|e| (e.size, e.seed))
-                    .collect(),
-                // The low 64 bits: the seed itself for every seed below 2^64.
-                seed: id.schedule.schedule_seed as u64,
-            });
-        self.maps = Some(maps);
-    }
-
-    /// The bootstrap of every result so far (pure given the games and the maps).
-    fn compute_bootstrap(&self) -> Result<BootstrapFit, NoBootstrap> {
-        let maps = match &self.maps {
-            Some(Ok(m)) => m,
-            Some(Err(e)) => return Err(e.clone()),
-            None => return Err(NoBootstrap::MapsNotRead),
-        };
-        let mut games = Vec::with_capacity(self.games.len());
-        let mut units = Vec::with_capacity(self.games.len());
-        for (&n, g) in &self.games {
-            let Some(&map) = (n as usize)
-                .checked_sub(1)
-                .and_then(|i| maps.of_match.get(i))
-            else {
-                return Err(NoBootstrap::NotInSchedule(n));
-            };
-            games.push(self.game_result(g));
-            units.push(map);
-        }
-        bootstrap::bootstrap(
-            &games,
-            &units,
-            &self.names,
-            &self.sizes,
-            &self.anchor,
-            BOOTSTRAP_RESAMPLES,
-            maps.seed,
-        )
-        .map_err(NoBootstrap::from)
-    }
-
-    /// Recompute the bootstrap if results came in since the last one; unless `force`, only
-    /// when the last one is older than the refresh interval and 50 times its own cost (so it
-    /// takes at most 2% of the time).
-    /// A fresh successful one goes to the metrics gauges.
-    fn refresh_bootstrap(&mut self, force: bool) {
-        if let Some(b) = &self.boot {
-            if b.generation == self.generation {
-                return;
-            }
-            if !force && b.at.elapsed() < self.boot_refresh.max(b.took * 50) {
-                return;
-            }
-        }
-        let at = Instant::now();
-        let result = self.compute_bootstrap();
-        if let Ok(b) = &result {
-            crate::metrics::global().bootstrap(b);
-        }
-        self.boot = Some(Boot {
-            generation: self.generation,
-            games: self.games.len() as u64,
-            at,
-            took: at.elapsed(),
-            result,
-        });
     }
 
     /// The bootstrap on every result so far (computed now unless it already is), e.g. to
     /// decide whether a ranking is settled. Needs the folder (for the maps) once.
     pub fn bootstrap(&mut self, dir: &Path) -> Result<BootstrapFit, NoBootstrap> {
-        self.load_maps(dir);
-        self.refresh_bootstrap(true);
-        match &self.boot {
-            Some(b) => b.result.clone(),
-            None => self.compute_bootstrap(), // never: a forced refresh always sets it
-        }
+        self.resampling.now(dir)
     }
 
     /// Record that the run stopped before its schedule ended: every view written afterwards
@@ -362,9 +160,7 @@ impl Live {
                         self.tally.push(&g);
                         self.bt.push(&g);
                         self.page.scored(row, &g);
-                        let scored = self.compact(&g);
-                        self.games.insert(row.number, scored);
-                        self.generation += 1;
+                        self.resampling.add(row.number, &g);
                     }
                     Err(e) => tracing::error!("row {} not usable for ratings: {e}", row.number),
                 }
@@ -373,26 +169,6 @@ impl Live {
                 row.number,
                 row.failed.clone().unwrap_or_else(|| "unknown".to_string()),
             )),
-        }
-    }
-
-    /// A game as the bootstrap keeps it.
-    fn compact(&mut self, g: &GameResult) -> Scored {
-        let mut seats = Vec::with_capacity(g.names.len());
-        for (name, &rank) in g.names.iter().zip(&g.ranks) {
-            let i = match self.interned.iter().position(|n| n == name) {
-                Some(i) => i,
-                None => {
-                    self.interned.push(name.clone());
-                    self.interned.len() - 1
-                }
-            };
-            seats.push((i as u32, rank));
-        }
-        Scored {
-            size: g.size,
-            valid: g.valid_for_scoring,
-            seats,
         }
     }
 
@@ -416,8 +192,8 @@ impl Live {
             Err(e) => serde_json::json!({"unavailable": e.to_string()}),
         };
         if let Some(obj) = v.as_object_mut().filter(|o| o.contains_key("ratings")) {
-            self.refresh_bootstrap(true);
-            let doc = match self.boot.as_ref().map(|b| &b.result) {
+            self.resampling.refresh(true);
+            let doc = match self.resampling.boot.as_ref().map(|b| &b.result) {
                 Some(Ok(b)) => bootstrap_json(b),
                 Some(Err(e)) => serde_json::json!({"unavailable": e.to_string()}),
                 None => serde_json::json!({"unavailable": "not computed"}),
@@ -441,9 +217,9 @@ impl Live {
 
     fn report_text(&mut self) -> String {
         let fit = self.bt.fit();
-        let section = match (&fit, &self.boot) {
+        let section = match (&fit, &self.resampling.boot) {
             (Ok(_), Some(b)) => {
-                let done = self.games.len() as u64;
+                let done = self.resampling.games.len() as u64;
                 bootstrap_section(&b.result, (b.games < done).then_some((b.games, done)))
             }
             _ => String::new(),
@@ -489,8 +265,8 @@ impl Live {
     pub fn write_report(&mut self, dir: &Path) -> Result<()> {
         self.load_not_compiled(dir)?;
         self.quarantined = super::quarantine::read(dir);
-        self.load_maps(dir);
-        self.refresh_bootstrap(false);
+        self.resampling.load_maps(dir);
+        self.resampling.refresh(false);
         let text = self.report_text();
         write_view(&dir.join("汇总.md"), text.as_bytes())?;
         self.write_page(dir)
@@ -498,8 +274,8 @@ impl Live {
 
     /// Everything at the end of a run of `schedule_len` matches.
     pub fn write_final(&mut self, dir: &Path, timings: &Timings, schedule_len: u64) -> Result<()> {
-        self.load_maps(dir);
-        self.refresh_bootstrap(true);
+        self.resampling.load_maps(dir);
+        self.resampling.refresh(true);
         self.write_report(dir)?;
         write_results_json(dir, schedule_len)?;
         let bt = self.bt_json();
@@ -528,11 +304,7 @@ impl Live {
         let table = match self.bt.fit_exact() {
             Ok(fit) => {
                 // The bootstrap column only when it covers every result.
-                let boot = self
-                    .boot
-                    .as_ref()
-                    .filter(|b| b.generation == self.generation)
-                    .and_then(|b| b.result.as_ref().ok());
+                let boot = self.resampling.fresh();
                 let mut out = format!(
                     "Bradley-Terry ratings ({} valid games; anchor {} = 0; 95% interval: Wald{}):\n",
                     valid.0 - valid.1,
@@ -592,7 +364,10 @@ pub fn write_results_json(dir: &Path, schedule_len: u64) -> Result<()> {
 
 mod note;
 pub mod page;
+mod resampling;
 
 pub use note::StopNote;
+use resampling::Resampling;
+pub use resampling::{NoBootstrap, BOOTSTRAP_REFRESH, BOOTSTRAP_RESAMPLES, BOOTSTRAP_UNIT};
 #[cfg(test)]
 mod tests;

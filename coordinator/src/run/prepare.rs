@@ -162,16 +162,7 @@ pub struct Setup {
 /// Everything before the first match, for any run command: checks, compile-first, identity,
 /// output folder (new, or a resume re-checked result by result) and its lock.
 pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
-    let workers = match args.workers {
-        None => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        Some(w) if w >= 1 => w as usize,
-        Some(_) => bail!("--workers and --report-every must be positive"),
-    };
-    if args.report_every < 1 {
-        bail!("--workers and --report-every must be positive");
-    }
+    let workers = workers_of(args)?;
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let Tournament {
         bots: raw_bots,
@@ -187,42 +178,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         bail!("--anchor must name a bot included in --bots (got {anchor:?})");
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-
-    let (schedule, seed, sizes) = match source {
-        ScheduleSource::Expand {
-            seeds,
-            seed,
-            rounds,
-        } => {
-            let seed: i128 = match &seed {
-                Some(s) => parse_seed(s)?,
-                None => random_seed()?,
-            };
-            let entries = schedule::make_schedule(entries.len(), &sizes, seeds, seed)?;
-            let entries = match rounds {
-                true => shared::settle::in_rounds(&entries),
-                false => entries,
-            };
-            (entries, seed, sizes)
-        }
-        ScheduleSource::Frozen { path, own_sizes } => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading frozen schedule {}", path.display()))?;
-            let frozen: FrozenSchedule = serde_json::from_str(&text)
-                .with_context(|| format!("frozen schedule {} is malformed", path.display()))?;
-            let sizes = if own_sizes {
-                frozen.sizes.clone()
-            } else {
-                sizes
-            };
-            let entries = frozen
-                .validate(&names, &sizes, &anchor, game.version())
-                .with_context(|| format!("frozen schedule {}", path.display()))?;
-            (entries, frozen.schedule_seed, sizes)
-        }
-        ScheduleSource::Given { entries, seed } => (entries, seed, sizes),
-    };
-
+    let (schedule, seed, sizes) = schedule_of(game, source, &names, sizes, &anchor)?;
     let output = args.output.clone();
     if output.exists() && !args.resume {
         bail!(
@@ -233,15 +189,11 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     if args.resume && !output.exists() {
         bail!("nothing to resume: {} does not exist", output.display());
     }
-
     let package = game.package(&args.workspace)?;
-    let mut bot_hashes_map = StrMap::default();
-    let mut bot_hashes = Vec::with_capacity(entries.len());
-    for e in &entries {
-        let h = file_sha256(&e.program)?;
-        bot_hashes_map.insert(e.name.clone(), h.clone());
-        bot_hashes.push(h);
-    }
+    let bot_hashes = entries
+        .iter()
+        .map(|e| file_sha256(&e.program))
+        .collect::<Result<Vec<String>, _>>()?;
     let check = EntrantCheck {
         host: &args.host,
         allow_compile_failures: args.allow_compile_failures,
@@ -273,66 +225,21 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         },
         scoring_code: scoring,
         engine_manifest: package.manifest,
-        bot_hashes: bot_hashes_map,
+        bot_hashes: hash_map(&names, &bot_hashes),
         schedule: ScheduleFile::from_entries(seed, &schedule, &roster_pairs),
     };
     let tournament = shared::manifest::sha256_hex(serde_json::to_string(&identity)?.as_bytes());
-
-    let mut done = Vec::new();
-    let mut ahead = Vec::new();
-    let lock;
-    if args.resume {
-        lock = Some(lock_output(&output)?);
-        let saved_path = output.join("identity.json");
-        let saved_text = std::fs::read_to_string(&saved_path)
-            .with_context(|| format!("reading {}", saved_path.display()))?;
-        let saved: Identity = serde_json::from_str(&saved_text)
-            .with_context(|| format!("{} is malformed", saved_path.display()))?;
-        check_same_compile_failures(&identity, &saved)?;
-        if let Some(diff) = identity.difference(&saved) {
-            bail!("referee, bots or schedule changed; resume rejected: {diff}");
-        }
-        let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME), schedule.len() as u64)?;
-        if let Some(torn) = rec.torn_bytes {
-            eprintln!(
-                "note: the results log ended in a torn record ({torn} bytes, a crash mid-write); recovered every whole record before it"
-            );
-        }
-        if rec.rows.len() > schedule.len() {
-            bail!(
-                "too many saved results: {} for a schedule of {}",
-                rec.rows.len(),
-                schedule.len()
-            );
-        }
-        if let Some(row) = rec.ahead.iter().find(|r| r.number > schedule.len() as u64) {
-            bail!(
-                "{}: a saved result for match {} of a schedule of {}",
-                checkpoint::AHEAD_NAME,
-                row.number,
-                schedule.len()
-            );
-        }
-        for row in rec.rows.iter().chain(&rec.ahead) {
-            check_saved(game, row, &schedule, &names, &bot_hashes, &output)?;
-        }
-        done = rec.rows;
-        ahead = rec.ahead;
-        write_compile_failures(&output, &not_compiled)?;
-    } else {
-        std::fs::create_dir_all(&output)
-            .with_context(|| format!("creating {}", output.display()))?;
-        lock = Some(lock_output(&output)?);
-        crate::fsio::write_atomic(
-            &output.join("identity.json"),
-            (serde_json::to_string_pretty(&identity)? + "\n").as_bytes(),
-        )?;
-        crate::fsio::write_atomic(
-            &output.join("schedule.json"),
-            (serde_json::to_string_pretty(&identity.schedule)? + "\n").as_bytes(),
-        )?;
-        write_compile_failures(&output, &not_compiled)?;
-    }
+    let saved = Saved {
+        game,
+        schedule: &schedule,
+        names: &names,
+        hashes: &bot_hashes,
+    };
+    let (lock, done, ahead) = match args.resume {
+        true => open_resumed(&output, &identity, &saved)?,
+        false => (open_new(&output, &identity)?, Vec::new(), Vec::new()),
+    };
+    write_compile_failures(&output, &not_compiled)?;
     Ok(Plan {
         game,
         entries,
@@ -347,10 +254,145 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         report_every: args.report_every as u64,
         done,
         ahead,
-        lock,
+        lock: Some(lock),
         tournament,
         not_compiled,
     })
+}
+
+/// identity.json's `bot_hashes`: each name's program hash, in roster order.
+fn hash_map(names: &[&str], hashes: &[String]) -> StrMap {
+    let mut map = StrMap::default();
+    for (name, hash) in names.iter().zip(hashes) {
+        map.insert(name.to_string(), hash.clone());
+    }
+    map
+}
+
+/// The concurrent matches of a run (default: the cores), after checking --report-every.
+fn workers_of(args: &Setup) -> Result<usize> {
+    if args.report_every < 1 {
+        bail!("--workers and --report-every must be positive");
+    }
+    match args.workers {
+        None => Ok(std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)),
+        Some(w) if w >= 1 => Ok(w as usize),
+        Some(_) => bail!("--workers and --report-every must be positive"),
+    }
+}
+
+/// The schedule a run plays, its seed and sizes: expanded from the roster (the seed drawn when
+/// absent), read from a frozen file (checked against the roster, sizes, anchor and the game's
+/// referee version) or given by the caller.
+fn schedule_of(
+    game: Game,
+    source: ScheduleSource,
+    names: &[&str],
+    sizes: Vec<i64>,
+    anchor: &str,
+) -> Result<(Vec<ScheduleEntry>, i128, Vec<i64>)> {
+    match source {
+        ScheduleSource::Expand {
+            seeds,
+            seed,
+            rounds,
+        } => {
+            let seed: i128 = match &seed {
+                Some(s) => parse_seed(s)?,
+                None => random_seed()?,
+            };
+            let entries = schedule::make_schedule(names.len(), &sizes, seeds, seed)?;
+            let entries = match rounds {
+                true => shared::settle::in_rounds(&entries),
+                false => entries,
+            };
+            Ok((entries, seed, sizes))
+        }
+        ScheduleSource::Frozen { path, own_sizes } => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading frozen schedule {}", path.display()))?;
+            let frozen: FrozenSchedule = serde_json::from_str(&text)
+                .with_context(|| format!("frozen schedule {} is malformed", path.display()))?;
+            let sizes = if own_sizes {
+                frozen.sizes.clone()
+            } else {
+                sizes
+            };
+            let entries = frozen
+                .validate(names, &sizes, anchor, game.version())
+                .with_context(|| format!("frozen schedule {}", path.display()))?;
+            Ok((entries, frozen.schedule_seed, sizes))
+        }
+        ScheduleSource::Given { entries, seed } => Ok((entries, seed, sizes)),
+    }
+}
+
+/// What a resume re-checks each saved result against.
+struct Saved<'a> {
+    game: Game,
+    schedule: &'a [ScheduleEntry],
+    names: &'a [&'a str],
+    hashes: &'a [String],
+}
+
+/// A new output folder: created, locked, with identity.json and schedule.json.
+fn open_new(output: &Path, identity: &Identity) -> Result<File> {
+    std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    let lock = lock_output(output)?;
+    crate::fsio::write_atomic(
+        &output.join("identity.json"),
+        (serde_json::to_string_pretty(identity)? + "\n").as_bytes(),
+    )?;
+    crate::fsio::write_atomic(
+        &output.join("schedule.json"),
+        (serde_json::to_string_pretty(&identity.schedule)? + "\n").as_bytes(),
+    )?;
+    Ok(lock)
+}
+
+/// A resumed output folder: locked, its identity the run's, every saved result (in order and
+/// ahead) re-checked against its schedule entry, the bots and its replay.
+fn open_resumed(
+    output: &Path,
+    identity: &Identity,
+    saved: &Saved,
+) -> Result<(File, Vec<Row>, Vec<Row>)> {
+    let lock = lock_output(output)?;
+    let saved_path = output.join("identity.json");
+    let saved_text = std::fs::read_to_string(&saved_path)
+        .with_context(|| format!("reading {}", saved_path.display()))?;
+    let then: Identity = serde_json::from_str(&saved_text)
+        .with_context(|| format!("{} is malformed", saved_path.display()))?;
+    check_same_compile_failures(identity, &then)?;
+    if let Some(diff) = identity.difference(&then) {
+        bail!("referee, bots or schedule changed; resume rejected: {diff}");
+    }
+    let len = saved.schedule.len();
+    let rec = checkpoint::recover(&output.join(checkpoint::LOG_NAME), len as u64)?;
+    if let Some(torn) = rec.torn_bytes {
+        eprintln!(
+            "note: the results log ended in a torn record ({torn} bytes, a crash mid-write); recovered every whole record before it"
+        );
+    }
+    if rec.rows.len() > len {
+        bail!(
+            "too many saved results: {} for a schedule of {len}",
+            rec.rows.len()
+        );
+    }
+    if let Some(row) = rec.ahead.iter().find(|r| r.number > len as u64) {
+        bail!(
+            "{}: a saved result for match {} of a schedule of {len}",
+            checkpoint::AHEAD_NAME,
+            row.number
+        );
+    }
+    for row in rec.rows.iter().chain(&rec.ahead) {
+        check_saved(saved, row, output)?;
+    }
+    Ok((lock, rec.rows, rec.ahead))
 }
 
 /// On resume, the bots that did not compile must be those that did not compile when the run
@@ -399,16 +441,14 @@ fn write_compile_failures(output: &Path, not_compiled: &[NotCompiled]) -> Result
 }
 
 /// Re-check one saved result against its schedule entry, the bot hashes and its replay.
-fn check_saved(
-    game: Game,
-    row: &Row,
-    schedule: &[ScheduleEntry],
-    names: &[&str],
-    hashes: &[String],
-    output: &Path,
-) -> Result<()> {
+fn check_saved(saved: &Saved, row: &Row, output: &Path) -> Result<()> {
     let n = row.number;
-    let entry = &schedule[(n - 1) as usize];
+    let Some(entry) = n
+        .checked_sub(1)
+        .and_then(|i| saved.schedule.get(i as usize))
+    else {
+        bail!("saved match {n} is not in the schedule");
+    };
     if row.size as usize != entry.size {
         bail!(
             "saved match {n} differs from the schedule (size {} vs {})",
@@ -419,7 +459,7 @@ fn check_saved(
     let Some(result) = &row.result else {
         return Ok(()); // a failed match: nothing to check, it will be reported (or redone)
     };
-    let want_names: Vec<&str> = entry.slots.iter().map(|&s| names[s]).collect();
+    let want_names: Vec<&str> = entry.slots.iter().map(|&s| saved.names[s]).collect();
     let got_names: Vec<&str> = result["names"]
         .as_array()
         .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
@@ -428,7 +468,7 @@ fn check_saved(
         bail!("saved match {n} differs from the schedule (seed or seats)");
     }
     for (i, &slot) in entry.slots.iter().enumerate() {
-        if result["hashes"][format!("bot_{i}")].as_str() != Some(hashes[slot].as_str()) {
+        if result["hashes"][format!("bot_{i}")].as_str() != Some(saved.hashes[slot].as_str()) {
             bail!("saved match {n}: bot hashes differ from the current programs");
         }
     }
@@ -442,7 +482,8 @@ fn check_saved(
     };
     let text = crate::replay_file::read_text(&path)
         .with_context(|| format!("saved match {n}: reading its replay {}", path.display()))?;
-    let results = game
+    let results = saved
+        .game
         .saved_results(&text)
         .with_context(|| format!("saved match {n}: replay {}", path.display()))?;
     if !results.contains(result) {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::checkpoint::{Log, Row};
-use super::execute::{accept, Engine};
+use super::engine::Engine;
 use super::flow::{Admit, Flow, Settled};
 use super::outputs::{Live, Timings};
 use super::played_by;
@@ -209,4 +209,18 @@ impl<'a, T: Transport> Shell<'a, T> {
         self.timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
         Ok(())
     }
+}
+
+/// Accept a report through the game's side of the boundary ([`crate::run::game::Game::accept`]:
+/// the record verified for the job's seats, seed, programs and clock, its replay saved).
+fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
+    let n = arrival.job.number;
+    let entry = plan.entry(n)?;
+    let result = plan.game.accept(arrival, entry, &plan.bot_hashes, out)?;
+    Ok(Row {
+        number: n,
+        size: entry.size as u32,
+        result: Some(result),
+        failed: None,
+    })
 }

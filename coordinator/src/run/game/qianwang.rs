@@ -15,6 +15,7 @@ use shared::schedule::ScheduleEntry;
 use crate::botprep::{HostSettings, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
+use worker::qianwang::LoadError;
 
 /// 钳王 is played by two.
 pub fn check_sizes(sizes: &[i64]) -> Result<()> {
@@ -42,7 +43,7 @@ pub fn check_entrants(settings: &HostSettings, entries: &[Entry]) -> Result<Vec<
             ));
             continue;
         };
-        match worker::qianwang::check_code(&host, &code, &limits) {
+        match load_check(&host, &code, &limits) {
             Ok(()) => {}
             Err(err) if err.is_host() => {
                 return Err(anyhow::Error::new(err).context(
@@ -63,6 +64,26 @@ pub fn check_entrants(settings: &HostSettings, entries: &[Entry]) -> Result<Vec<
         );
     }
     Ok(Vec::new())
+}
+
+/// Load `code` as a match would, trying again when the host may be why it failed (the engine
+/// did not start, or the load ran out of wall time on a loaded machine): a bot is refused
+/// before a tournament only for what it does every time.
+fn load_check(
+    host: &worker::qianwang::JsHost,
+    code: &str,
+    limits: &worker::qianwang::Limits,
+) -> Result<(), worker::qianwang::LoadError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match worker::qianwang::check_code(host, code, limits) {
+            Err(e) if tries < 3 && (e.is_host() || matches!(e, LoadError::Timeout { .. })) => {
+                tracing::warn!("loading a bot to check it failed ({e}); trying again");
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A 钳王 report accepted (the record re-played move by move, for the job's seed, seats and

@@ -249,10 +249,10 @@ impl Live {
     /// The SPRT replayed over the whole pairs checkpointed so far, in schedule order.
     fn sprt_state(&self, test: Sprt, max_pairs: u64, new: &str, base: &str) -> RuleState {
         let failed: std::collections::HashSet<u64> = self.failed.iter().map(|f| f.0).collect();
-        let done = |n: u64| self.games.contains_key(&n) || failed.contains(&n);
+        let done = |n: u64| self.resampling.games.contains_key(&n) || failed.contains(&n);
         let score = |n: u64| {
-            let g = self.games.get(&n)?;
-            game_score(&self.game_result(g), new)
+            let g = self.resampling.games.get(&n)?;
+            game_score(&self.resampling.game_result(g), new)
         };
         let mut run = SprtRun::new(test, max_pairs);
         let mut k = 1;
@@ -294,7 +294,7 @@ impl Live {
         let mut ratings = Ratings::default();
         match self.bt.fit_exact() {
             Ok(fit) => {
-                let boot = self.boot.as_ref();
+                let boot = self.resampling.boot.as_ref();
                 let bfit = boot.and_then(|b| b.result.as_ref().ok());
                 ratings.rows = fit
                     .ranked()

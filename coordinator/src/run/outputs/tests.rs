@@ -1,4 +1,5 @@
 use super::*;
+use std::time::{Duration, Instant};
 
 fn row(number: u64, first: &str, second: &str) -> Row {
     Row {
@@ -210,7 +211,7 @@ fn a_live_refresh_reuses_a_recent_bootstrap_and_says_on_how_many_results() {
     let tmp = tempfile::tempdir().unwrap();
     let rows = tournament(tmp.path(), 8);
     let mut live = three();
-    live.boot_refresh = Duration::from_secs(3600);
+    live.resampling.refresh = Duration::from_secs(3600);
     for r in &rows[..30] {
         live.add(r);
     }
@@ -312,11 +313,11 @@ fn time_report_refreshes_of_a_formal_sized_run() {
         for (i, r) in rows.iter().enumerate() {
             live.add(r);
             if (i + 1) % 25 == 0 {
-                let before = live.boot.as_ref().map(|b| b.at);
+                let before = live.resampling.boot.as_ref().map(|b| b.at);
                 let t = Instant::now();
                 live.write_report(tmp.path()).unwrap();
                 reports += t.elapsed();
-                computed += usize::from(live.boot.as_ref().map(|b| b.at) != before);
+                computed += usize::from(live.resampling.boot.as_ref().map(|b| b.at) != before);
             }
         }
         let t = Instant::now();
