@@ -3,7 +3,9 @@
 //! errors and no request besides the page; the ratings, Wald and bootstrap intervals shown
 //! equal bt.json; the match counts, per-size games, head-to-head counts, faults by bot and
 //! kind, and the viewer links equal results.json; a bot name with `< & "` and multi-byte
-//! characters stays text. REPORT_SCREENSHOT=<file.png> keeps a screenshot of the page.
+//! characters stays text. The same checks hold for a `--game qianwang` run (钳王's win/draw/loss
+//! table, a bot that plays an illegal move for faults). REPORT_SCREENSHOT=<file.png> keeps a
+//! screenshot of the page (QIANWANG_REPORT_SCREENSHOT of the 钳王 run's).
 //!
 //! Needs /usr/bin/chromium (or $CHROMIUM), node ≥ 20 and tests/browser/node_modules (see
 //! tools/install-browser.sh). Without them the test is skipped with a printed reason, unless
@@ -39,18 +41,65 @@ fn report_page_shows_the_runs_numbers_in_headless_chromium() {
         .arg("--output")
         .arg(&out));
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    check_page(&root, &out, "REPORT_SCREENSHOT");
+}
+
+#[test]
+fn a_qianwang_report_page_shows_its_runs_numbers_too() {
+    let root = repo();
+    if !browser_prerequisite::browser_ready(&root, "report page browser test") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let illegal = tmp.path().join("illegal.js");
+    std::fs::write(
+        &illegal,
+        "module.exports = function onTurn(me, opponent, game) { return {from: [0, 0], to: [3, 3]}; };\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("qianwang");
+    let (code, stdout, err) = run(farm()
+        .env_remove("FARM_TURN_MS")
+        .args(["run", "--game", "qianwang", "--bots"])
+        .args([
+            "Search=bots/qianwang/search.js",
+            "贪心<&\"x>=bots/qianwang/greedy.js",
+            "Random=bots/qianwang/random.js",
+        ])
+        .arg(format!("Illegal={}", illegal.display()))
+        .args([
+            "--anchor",
+            "Random",
+            "--seeds",
+            "3",
+            "--seed",
+            "5",
+            "--workers",
+            "2",
+        ])
+        .args(["--report-every", "5", "--output"])
+        .arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("a win 1, a draw 0.5"), "worded for 钳王");
+    check_page(&root, &out, "QIANWANG_REPORT_SCREENSHOT");
+}
+
+/// Run the page checks of tests/browser-report on the run folder `out` (a screenshot where the
+/// environment variable `shot_var` names a file).
+fn check_page(root: &std::path::Path, out: &std::path::Path, shot_var: &str) {
     // The match box opens the folder's viewer page; a stand-in until the run writes one.
     let viewer = out.join("replays/index.html");
     if !viewer.exists() {
         std::fs::write(&viewer, "<!DOCTYPE html><title>viewer</title>\n").unwrap();
     }
     let mut cmd = Command::new("node");
-    if let Ok(shot) = std::env::var("REPORT_SCREENSHOT") {
+    if let Ok(shot) = std::env::var(shot_var) {
         cmd.env("REPORT_SCREENSHOT", shot);
     }
     let res = cmd
         .arg(root.join("coordinator/tests/browser-report/report.test.mjs"))
-        .arg(&out)
+        .arg(out)
         .env("REPORT_PW_ROOT", root.join("tests/browser"))
         .output()
         .expect("node runs");

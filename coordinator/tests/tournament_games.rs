@@ -387,3 +387,59 @@ fn nim_is_rated_and_tested_by_the_same_engine_faults_included() {
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
     assert_eq!(json(&sprt.join("sprt.json"))["verdict"], "H1 accepted");
 }
+
+#[test]
+fn until_settled_stops_a_qianwang_tournament_at_a_whole_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("settled");
+    let mut args: Vec<String> = [
+        "run",
+        "--game",
+        "qianwang",
+        "--bots",
+        SEARCH,
+        GREEDY,
+        RANDOM,
+        "--anchor",
+        "Random",
+        "--seeds",
+        "40",
+        "--seed",
+        "1",
+        "--until-settled",
+        "--workers",
+        "2",
+        "--output",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(out.display().to_string());
+    let (code, stdout, err) = common::run(farm().args(&args));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    let stopped = json(&out.join("stopped.json"));
+    let after = stopped["after"].as_u64().unwrap();
+    assert!(
+        after < 240,
+        "settled before the end of the schedule: {stopped:#}"
+    );
+    assert_eq!(
+        after % 2,
+        0,
+        "a pair is one seed with both colours, never cut: {stopped:#}"
+    );
+    assert_eq!(
+        json(&out.join("results.json")).as_array().unwrap().len() as u64,
+        after
+    );
+    let bt = json(&out.join("bt.json"));
+    let r = |n: &str| bt["ratings"][n].as_f64().unwrap();
+    assert!(
+        r("Search") > r("Greedy") && r("Greedy") > r("Random"),
+        "{bt:#}"
+    );
+    assert!(
+        stdout.contains("stopped early: ranking settled"),
+        "{stdout}"
+    );
+}
