@@ -4,7 +4,9 @@
 //! equal bt.json; the match counts, per-size games, head-to-head counts, faults by bot and
 //! kind, and the viewer links equal results.json; a bot name with `< & "` and multi-byte
 //! characters stays text. The same checks hold for a `--game qianwang` run (钳王's win/draw/loss
-//! table, a bot that plays an illegal move for faults). REPORT_SCREENSHOT=<file.png> keeps a
+//! table, a bot that plays an illegal move for faults), and its replays/index.html lists every
+//! match and re-plays each on the board (browser-report/qianwang-index.test.mjs).
+//! REPORT_SCREENSHOT=<file.png> keeps a
 //! screenshot of the page (QIANWANG_REPORT_SCREENSHOT of the 钳王 run's).
 //!
 //! Needs /usr/bin/chromium (or $CHROMIUM), node ≥ 20 and tests/browser/node_modules (see
@@ -83,6 +85,20 @@ fn a_qianwang_report_page_shows_its_runs_numbers_too() {
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("a win 1, a draw 0.5"), "worded for 钳王");
     check_page(&root, &out, "QIANWANG_REPORT_SCREENSHOT");
+    // The folder's own viewer: every match listed, each opens on its board.
+    let res = Command::new("node")
+        .arg(root.join("coordinator/tests/browser-report/qianwang-index.test.mjs"))
+        .arg(&out)
+        .env("REPORT_PW_ROOT", root.join("tests/browser"))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        res.status.success() && stdout.contains("# pass 3") && stdout.contains("# fail 0"),
+        "viewer index test failed ({}):\n{stdout}\n{}",
+        res.status,
+        String::from_utf8_lossy(&res.stderr)
+    );
 }
 
 /// Run the page checks of tests/browser-report on the run folder `out` (a screenshot where the

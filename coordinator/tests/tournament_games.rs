@@ -151,10 +151,19 @@ fn a_rated_tournament_of_the_training_bots_verifies_every_game_on_resume() {
     assert_ne!(code, 0, "a changed record must stop the resume");
     assert!(err.contains("saved match 5"), "names the match: {err}");
 
-    // `farm report` rebuilds the same views from the log.
+    // `farm report` rebuilds the same views from the log, and the viewer index: a missing data
+    // file (7), or one older than its record (5, just restored), is written again from the
+    // re-verified record.
+    std::fs::write(&replay, text).unwrap();
+    std::fs::remove_file(out.join("replays/00007.js")).unwrap();
     let (code, stdout, err) = common::run(farm().args(["report", out.to_str().unwrap()]));
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("48 of 48 matches"), "{stdout}");
+    assert!(
+        stdout.contains("(48 of 48 matches openable); 2 replays verified"),
+        "{stdout}"
+    );
+    assert!(out.join("replays/00007.js").is_file());
 }
 
 #[test]

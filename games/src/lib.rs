@@ -8,3 +8,4 @@ pub mod lowest;
 pub mod nim;
 pub mod proboj;
 pub mod qianwang;
+pub mod script;

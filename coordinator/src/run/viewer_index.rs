@@ -1,5 +1,6 @@
-//! `replays/index.html`, an output folder's one viewer page, kept at almost no cost
-//! (games::bomberman::viewer::render_index). Three kinds of file, none of them re-verifying a
+//! `replays/index.html`, an output folder's one viewer page, kept at almost no cost (the game's
+//! page, [`Viewer`]: games::bomberman::viewer::render_index, games::qianwang::viewer). Three
+//! kinds of file, none of them re-verifying a
 //! replay that was verified on arrival, none holding a second copy of the list or of a match:
 //! - `index.html`: the page, the same bytes for every folder (the viewer embedded once);
 //! - `index.js`: the list of matches, one line per match, appended as each result arrives
@@ -31,6 +32,22 @@ use games::bomberman::viewer::{self, INDEX_LIST_NAME};
 use super::checkpoint::{self, Row};
 use crate::fsio::write_view;
 use crate::replay_file;
+
+/// A game's viewer index: its page, and how a match's data file is written again from its
+/// replay's text when it is missing or older than the replay (the replay verified first).
+pub struct Viewer {
+    pub page: fn() -> String,
+    pub rewrite: fn(replays: &Path, n: u64, text: &str) -> Result<()>,
+}
+
+/// Bomberman's viewer index.
+pub const BOMBERMAN: Viewer = Viewer {
+    page: viewer::render_index,
+    rewrite: |replays, n, text| {
+        let rp = replay::verify(text).context("replay does not verify")?;
+        write_match(replays, n, &rp)
+    },
+};
 
 /// File name of the index inside `replays/`.
 pub const INDEX_NAME: &str = "index.html";
@@ -83,16 +100,39 @@ pub fn append(dir: &Path, row: &Row) {
 
 /// Rebuild `dir/replays/index.html` and its list from the results log (of a schedule of
 /// `schedule_len` matches) and the data files beside it.
-pub fn write_index(dir: &Path, schedule_len: u64) -> Result<IndexSummary> {
+pub fn write_index(dir: &Path, schedule_len: u64, game: &Viewer) -> Result<IndexSummary> {
     let rec = checkpoint::recover(&dir.join(checkpoint::LOG_NAME), schedule_len)?;
     let mut rows: Vec<Row> = rec.rows;
     rows.extend(rec.ahead);
     rows.sort_by_key(|r| r.number);
-    write_rows(dir, &rows)
+    write_rows(dir, &rows, game)
+}
+
+/// The index rebuilt from the results log (see [`write_index`]); the line `farm report` prints.
+pub fn write_index_line(dir: &Path, schedule_len: u64, game: &Viewer) -> Result<String> {
+    let index = write_index(dir, schedule_len, game)?;
+    Ok(format!(
+        "viewer: {} ({} of {} matches openable){}",
+        dir.join("replays").join(INDEX_NAME).display(),
+        index.openable,
+        index.listed,
+        match index.verified {
+            0 => String::new(),
+            v => format!("; {v} replays verified to write their missing or stale viewer data"),
+        }
+    ))
+}
+
+/// The index of the results so far (a resume's), before any match is played: from then on
+/// each result adds its line. A view: a failure is logged, and the end of the run writes it.
+pub fn start(dir: &Path, rows: &[Row], game: &Viewer) {
+    if let Err(e) = write_rows(dir, rows, game) {
+        tracing::warn!("could not write the viewer index before the run: {e:#}");
+    }
 }
 
 /// Write the page and the list of `rows` (in schedule order), checking each data file.
-pub fn write_rows(dir: &Path, rows: &[Row]) -> Result<IndexSummary> {
+pub fn write_rows(dir: &Path, rows: &[Row], game: &Viewer) -> Result<IndexSummary> {
     let replays = dir.join("replays");
     let mut list = String::with_capacity(rows.len() * 200);
     let mut summary = IndexSummary {
@@ -102,7 +142,7 @@ pub fn write_rows(dir: &Path, rows: &[Row]) -> Result<IndexSummary> {
     for row in rows {
         let (replay, failed) = match row.result {
             None => (None, None),
-            Some(_) => match openable(row.number, &replays, &mut summary.verified) {
+            Some(_) => match openable(row.number, &replays, game, &mut summary.verified) {
                 Ok(name) => {
                     summary.openable += 1;
                     (Some(name), None)
@@ -115,7 +155,7 @@ pub fn write_rows(dir: &Path, rows: &[Row]) -> Result<IndexSummary> {
         };
         list.push_str(&viewer::index_list_line(&entry(row, replay, failed)));
     }
-    let page = viewer::render_index();
+    let page = (game.page)();
     write_view(&replays.join(INDEX_NAME), page.as_bytes())
         .and_then(|()| write_view(&replays.join(INDEX_LIST_NAME), list.as_bytes()))
         .with_context(|| format!("writing the viewer index in {}", replays.display()))?;
@@ -126,7 +166,7 @@ pub fn write_rows(dir: &Path, rows: &[Row]) -> Result<IndexSummary> {
 /// Match `n`'s replay file name if the page can open it: its data file is there and at least as
 /// new as the replay, or else the replay verifies now and the data file is written
 /// (`verified` counts those).
-fn openable(n: u64, replays: &Path, verified: &mut usize) -> Result<String> {
+fn openable(n: u64, replays: &Path, game: &Viewer, verified: &mut usize) -> Result<String> {
     let path = replay_file::find_match(replays, n).context("replay missing")?;
     let name = path
         .file_name()
@@ -140,9 +180,8 @@ fn openable(n: u64, replays: &Path, verified: &mut usize) -> Result<String> {
         }
     }
     let text = replay_file::read_text(&path)?;
-    let rp = replay::verify(&text).context("replay does not verify")?;
+    (game.rewrite)(replays, n, &text)?;
     *verified += 1;
-    write_match(replays, n, &rp)?;
     Ok(name)
 }
 

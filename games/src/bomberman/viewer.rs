@@ -14,6 +14,8 @@
 //! and no network, where `fetch` of a sibling file is refused (Chromium). Other pages (a
 //! tournament report) link to a match as `replays/index.html#N`.
 
+use crate::script::script_safe_json;
+
 /// The page template; `DATA_PLACEHOLDER` marks where the JSON goes.
 const TEMPLATE: &str = include_str!("viewer.html");
 
@@ -42,23 +44,6 @@ pub fn render_html(data: &serde_json::Value) -> String {
         // The template is compiled in and has the marker; a test guards this.
         None => TEMPLATE.to_string(),
     }
-}
-
-/// Serializes `data` as JSON that cannot end or confuse the `<script>` element holding it.
-fn script_safe_json(data: &serde_json::Value) -> String {
-    let raw = data.to_string();
-    let mut out = String::with_capacity(raw.len() + raw.len() / 16);
-    for c in raw.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The index page template; see [`render_index`].

@@ -77,6 +77,7 @@ mod game;
 pub mod ladder;
 mod record;
 mod rules;
+pub mod viewer;
 
 pub use board::{on_board, Board, Move, Side, INITIAL_BLACK, INITIAL_RED, SIZE};
 pub use game::{Forfeit, Game, Outcome, Ply, PlyOutcome, RuntimeKind, POINTS_PER_MOVE};

@@ -14,7 +14,6 @@ use super::{EntrantCheck, Package};
 use crate::botprep::{BotPrep, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
-use crate::run::checkpoint::Row;
 use crate::run::viewer_index;
 use crate::workspace;
 
@@ -121,27 +120,4 @@ pub fn accept(
 pub fn saved_results(text: &str) -> Result<Vec<Value>> {
     let replay = bm::replay::verify(text)?;
     Ok(vec![replay.row_result_json(), replay.result_json()])
-}
-
-/// The viewer index rebuilt from the results log; its summary line.
-pub fn write_viewer_index(dir: &Path, schedule_len: u64) -> Result<String> {
-    let index = viewer_index::write_index(dir, schedule_len)?;
-    Ok(format!(
-        "viewer: {} ({} of {} matches openable){}",
-        dir.join("replays").join(viewer_index::INDEX_NAME).display(),
-        index.openable,
-        index.listed,
-        match index.verified {
-            0 => String::new(),
-            v => format!("; {v} replays verified to write their missing or stale viewer data"),
-        }
-    ))
-}
-
-/// The viewer index of the results so far (a resume's), before any match is played: from then
-/// on each result adds its line. A view: a failure is logged, and the end of the run writes it.
-pub fn start_viewer_index(out: &Path, rows: &[Row]) {
-    if let Err(e) = viewer_index::write_rows(out, rows) {
-        tracing::warn!("could not write the viewer index before the run: {e:#}");
-    }
 }

@@ -25,6 +25,7 @@ use shared::ordmap::StrMap;
 use shared::schedule::ScheduleEntry;
 
 use super::checkpoint::Row;
+use super::viewer_index::{self, Viewer};
 use crate::botprep::{HostSettings, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
@@ -215,28 +216,34 @@ impl Game {
         }
     }
 
-    /// Write the folder's viewer index (`replays/index.html`) from its results log, when the
-    /// game has one; the summary line `farm report` prints, or None.
-    pub fn write_viewer_index(self, dir: &Path, schedule_len: u64) -> Result<Option<String>> {
+    /// The game's viewer index (`replays/index.html`), if it has one.
+    fn viewer(self) -> Option<&'static Viewer> {
         match self {
-            Game::Bomberman => bomberman::write_viewer_index(dir, schedule_len).map(Some),
-            Game::Qianwang | Game::Nim | Game::Lowest => Ok(None),
+            Game::Bomberman => Some(&viewer_index::BOMBERMAN),
+            Game::Qianwang => Some(&qianwang::VIEWER),
+            Game::Nim | Game::Lowest => None,
         }
+    }
+
+    /// Write the folder's viewer index from its results log, when the game has one; the
+    /// summary line `farm report` prints, or None.
+    pub fn write_viewer_index(self, dir: &Path, schedule_len: u64) -> Result<Option<String>> {
+        self.viewer()
+            .map(|v| viewer_index::write_index_line(dir, schedule_len, v))
+            .transpose()
     }
 
     /// Start the viewer index of a run before its first match (a resume lists what it has).
     pub fn start_viewer_index(self, dir: &Path, rows: &[Row]) {
-        match self {
-            Game::Bomberman => bomberman::start_viewer_index(dir, rows),
-            Game::Qianwang | Game::Nim | Game::Lowest => {}
+        if let Some(v) = self.viewer() {
+            viewer_index::start(dir, rows, v);
         }
     }
 
     /// Add one row's line to the viewer index as its result arrives.
     pub fn index_row(self, dir: &Path, row: &Row) {
-        match self {
-            Game::Bomberman => super::viewer_index::append(dir, row),
-            Game::Qianwang | Game::Nim | Game::Lowest => {}
+        if self.viewer().is_some() {
+            viewer_index::append(dir, row);
         }
     }
 }

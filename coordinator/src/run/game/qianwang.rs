@@ -15,6 +15,7 @@ use shared::schedule::ScheduleEntry;
 use crate::botprep::{HostSettings, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
+use crate::run::viewer_index::{self, Viewer};
 use worker::qianwang::LoadError;
 
 /// 钳王 is played by two.
@@ -112,7 +113,28 @@ pub fn accept(
         .join(crate::replay_file::match_file_name(n));
     let gz = crate::replay_file::gzip(record.to_json().as_bytes())?;
     crate::fsio::write_atomic(&path, &gz)?;
+    write_match(&out.join("replays"), n, &record)?;
     Ok(row_result(&record))
+}
+
+/// The viewer index of a 钳王 folder (games::qianwang::viewer).
+pub const VIEWER: Viewer = Viewer {
+    page: || qw::viewer::INDEX_PAGE.to_string(),
+    rewrite: |replays, n, text| {
+        let record = MatchRecord::from_json(text)?;
+        qw::verify(&record).context("the record does not verify")?;
+        write_match(replays, n, &record)
+    },
+};
+
+/// Match `n`'s data file for the viewer index, from its verified record. A view (no fsync):
+/// `farm report` writes a missing one again.
+fn write_match(replays: &Path, n: u64, record: &MatchRecord) -> Result<()> {
+    let script = qw::viewer::match_script(n, record);
+    crate::fsio::write_view(
+        &replays.join(viewer_index::data_file_name(n)),
+        script.as_bytes(),
+    )
 }
 
 /// A saved record re-verified: the row result it was logged with.
