@@ -421,3 +421,65 @@ fn clap_is_used_only_by_the_command_layer() {
         found.join("\n")
     );
 }
+
+/// The tournament engine is game-blind: outside `run::game` (one module per game and the
+/// registry), nothing of the engine (`run`, `dispatch`, `transport`, `metrics`, and the commands
+/// `farm run`, `farm sprt`, `farm report`) names a game: no `GameJob::`/`Accepted::` variant, no
+/// `Game::`/`GameArg::` variant, no game's module of the `games` crate. A new game is added in
+/// its own module and the registry, and the engine gives it everything (docs/adding-a-game.md).
+#[test]
+fn the_tournament_engine_names_no_game() {
+    let src = repo().join("coordinator/src");
+    let mut files = Vec::new();
+    for dir in ["run", "transport"] {
+        sources(&src.join(dir), &mut files);
+    }
+    for f in [
+        "dispatch.rs",
+        "metrics.rs",
+        "cmd/run.rs",
+        "cmd/sprt.rs",
+        "cmd/report.rs",
+    ] {
+        files.push(src.join(f));
+    }
+    let game_modules = ["bomberman", "qianwang", "nim", "lowest", "proboj"];
+    let mut found = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| !f.starts_with(src.join("run/game")))
+    {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        let mut names: Vec<String> = ["GameJob::", "Accepted::", "bm::", "qw::"]
+            .iter()
+            .filter(|t| code.contains(*t))
+            .map(|t| t.to_string())
+            .collect();
+        names.extend(
+            game_modules
+                .iter()
+                .map(|g| format!("games::{g}"))
+                .filter(|t| code.contains(t.as_str())),
+        );
+        for enum_name in ["Game::", "GameArg::"] {
+            let variant = code.match_indices(enum_name).find(|(i, _)| {
+                let before = code[..*i].chars().next_back();
+                let after = code[i + enum_name.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && after.is_some_and(|c| c.is_ascii_uppercase())
+            });
+            if let Some((i, _)) = variant {
+                let end = code[i..].find(|c: char| !c.is_alphanumeric() && c != ':' && c != '_');
+                names.push(code[i..i + end.unwrap_or(0)].to_string());
+            }
+        }
+        if !names.is_empty() {
+            found.push(format!("{}: {}", f.display(), names.join(", ")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the engine names a game outside run::game:\n{}",
+        found.join("\n")
+    );
+}

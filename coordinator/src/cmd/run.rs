@@ -21,11 +21,10 @@ use crate::run::stop;
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The game to play: bomberman (entrants are .cpp sources or executables, sizes 2 to 10),
-    /// qianwang (钳王: entrants are .js bots) or nim (.cpp sources or executables). 钳王 and Nim
-    /// are played by 2 (--sizes 2, the default there; a pair is one seed with both seat
-    /// orders) and have no referee package (--workspace is not read).
-    #[arg(long, value_enum, default_value_t = GameArg::Bomberman, value_name = "GAME", env = "FARM_GAME")]
+    /// The game to play (each value says what its entrants are). A game always played by as
+    /// many seats (qianwang and nim: 2, lowest: 3) takes that as its --sizes; only bomberman
+    /// has a referee package (--workspace) and --formal.
+    #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
     pub game: GameArg,
     /// The referee package (its MANIFEST.json is checked before anything runs).
     #[arg(long, default_value = "workspace/bomberman", value_name = "DIR")]
@@ -34,8 +33,8 @@ pub struct RunArgs {
     /// slot order.
     #[arg(long, num_args = 1.., value_name = "NAME=PROGRAM", required_unless_present = "formal")]
     pub bots: Vec<String>,
-    /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots. With --game
-    /// qianwang: 2 (the default there).
+    /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots. Required for
+    /// bomberman; another game's default is the number it is played by.
     #[arg(long, num_args = 1.., value_name = "N")]
     pub sizes: Vec<i64>,
     /// Name of the public baseline among --bots (rated 0).
@@ -169,21 +168,23 @@ impl RunArgs {
 /// The setup of `farm run`'s flags.
 fn setup_of(args: &RunArgs) -> Result<Setup> {
     let game = Game::from(args.game);
-    if args.formal && game != Game::Bomberman {
+    // The bundled tournament (its roster, anchor and frozen schedule) is the default game's.
+    if args.formal && game != Game::default() {
         anyhow::bail!(
-            "--formal is the bundled Bomberman tournament; with --game {} give --bots, --anchor and --sizes",
+            "--formal is the bundled {} tournament; with --game {} give --bots, --anchor and --sizes",
+            Game::default().name(),
             game.name()
         );
     }
-    if !args.formal && args.sizes.is_empty() && game == Game::Bomberman {
+    if !args.formal && args.sizes.is_empty() && game.default_sizes().is_none() {
         anyhow::bail!(
             "--sizes is required (the match sizes to play, e.g. --sizes 2 3 4), unless --formal"
         );
     }
     let clock = args.scale.tournament(&args.clock);
-    Game::from(args.game).check_clock(&clock)?;
+    game.check_clock(&clock)?;
     Ok(Setup {
-        game: args.game.into(),
+        game,
         workspace: args.workspace.clone(),
         output: args.output.clone(),
         resume: args.resume,
@@ -215,9 +216,8 @@ fn tournament_of_run(args: &RunArgs) -> Tournament {
         Tournament {
             bots: args.bots.clone(),
             anchor: args.anchor.clone().unwrap_or_default(),
-            sizes: match (args.sizes.is_empty(), args.game) {
-                (true, GameArg::Qianwang | GameArg::Nim) => vec![2],
-                (true, GameArg::Lowest) => vec![3],
+            sizes: match Game::from(args.game).default_sizes() {
+                Some(sizes) if args.sizes.is_empty() => sizes,
                 _ => args.sizes.clone(),
             },
             schedule: match &args.schedule {

@@ -23,7 +23,7 @@ use crate::sprt::rule::{SprtRule, SPRT_NAME};
 pub struct SprtArgs {
     /// The game: bomberman or nim (.cpp sources or executables) or qianwang (钳王, .js bots).
     /// A pair is one seed played with both seat orders.
-    #[arg(long, value_enum, default_value_t = GameArg::Bomberman, value_name = "GAME", env = "FARM_GAME")]
+    #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
     pub game: GameArg,
     /// The tested bot, NAME=PROGRAM (an executable or a .cpp source). H1 says it is at least
     /// --elo1 stronger than --base; the Elo figures are its.

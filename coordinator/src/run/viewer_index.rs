@@ -1,6 +1,5 @@
 //! `replays/index.html`, an output folder's one viewer page, kept at almost no cost (the game's
-//! page, [`Viewer`]: games::bomberman::viewer::render_index, games::qianwang::viewer). Three
-//! kinds of file, none of them re-verifying a
+//! page and data files, [`Viewer`], from its module in `super::game`). Three kinds of file, none of them re-verifying a
 //! replay that was verified on arrival, none holding a second copy of the list or of a match:
 //! - `index.html`: the page, the same bytes for every folder (the viewer embedded once);
 //! - `index.js`: the list of matches, one line per match, appended as each result arrives
@@ -26,8 +25,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use games::bomberman::replay::{self, Replay};
-use games::bomberman::viewer::{self, INDEX_LIST_NAME};
+use games::script::{index_list_line, INDEX_LIST_NAME};
 
 use super::checkpoint::{self, Row};
 use crate::fsio::write_view;
@@ -39,15 +37,6 @@ pub struct Viewer {
     pub page: fn() -> String,
     pub rewrite: fn(replays: &Path, n: u64, text: &str) -> Result<()>,
 }
-
-/// Bomberman's viewer index.
-pub const BOMBERMAN: Viewer = Viewer {
-    page: viewer::render_index,
-    rewrite: |replays, n, text| {
-        let rp = replay::verify(text).context("replay does not verify")?;
-        write_match(replays, n, &rp)
-    },
-};
 
 /// File name of the index inside `replays/`.
 pub const INDEX_NAME: &str = "index.html";
@@ -70,14 +59,6 @@ pub fn data_file_name(n: u64) -> String {
     format!("{n:05}.js")
 }
 
-/// Write match `n`'s data file from its `replay`, which has just been verified. A view (no
-/// fsync): a crash leaves it whole or absent, and `farm report` writes an absent or empty one
-/// again from the replay.
-pub fn write_match(replays: &Path, n: u64, replay: &Replay) -> Result<()> {
-    let bytes = replay_file::index_data(replay, n)?;
-    write_view(&replays.join(data_file_name(n)), &bytes)
-}
-
 /// Append `row`'s line to the list, as its result arrives (its data file, if it has a result,
 /// is written). A view: a failure is logged, not fatal (the end of the run rewrites the list).
 pub fn append(dir: &Path, row: &Row) {
@@ -86,7 +67,7 @@ pub fn append(dir: &Path, row: &Row) {
         .result
         .as_ref()
         .map(|_| replay_file::match_file_name(row.number));
-    let line = viewer::index_list_line(&entry(row, replay, None));
+    let line = index_list_line(&entry(row, replay, None));
     // Opened each time: `farm report` may have replaced the file meanwhile.
     let appended = OpenOptions::new()
         .append(true)
@@ -153,7 +134,7 @@ pub fn write_rows(dir: &Path, rows: &[Row], game: &Viewer) -> Result<IndexSummar
                 }
             },
         };
-        list.push_str(&viewer::index_list_line(&entry(row, replay, failed)));
+        list.push_str(&index_list_line(&entry(row, replay, failed)));
     }
     let page = (game.page)();
     write_view(&replays.join(INDEX_NAME), page.as_bytes())

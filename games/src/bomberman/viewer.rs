@@ -14,7 +14,9 @@
 //! and no network, where `fetch` of a sibling file is refused (Chromium). Other pages (a
 //! tournament report) link to a match as `replays/index.html#N`.
 
+// The list file of every game's viewer index (the page here reads it).
 use crate::script::script_safe_json;
+pub use crate::script::{index_list_line, INDEX_LIST_NAME, LIST_CALLBACK};
 
 /// The page template; `DATA_PLACEHOLDER` marks where the JSON goes.
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -51,12 +53,6 @@ const INDEX_TEMPLATE: &str = include_str!("viewer_index.html");
 
 /// The marker of the index template where the viewer page template goes (as a JSON string).
 const INDEX_VIEWER: &str = "__MATCHFARM_VIEWER_TEMPLATE__";
-
-/// The file beside `index.html` that lists the matches: one [`index_list_line`] per match.
-pub const INDEX_LIST_NAME: &str = "index.js";
-
-/// The function each line of the list file calls with one match's entry.
-pub const LIST_CALLBACK: &str = "matchfarmMatch";
 
 /// The function a match's data file ([`match_script`]) calls with its number and bytes.
 pub const MATCH_CALLBACK: &str = "matchfarmReplay";
@@ -215,14 +211,6 @@ pub fn render_index() -> String {
     let viewer = script_safe_json(&serde_json::Value::String(TEMPLATE.to_string()));
     // The template is compiled in and has the marker once; a test guards it.
     INDEX_TEMPLATE.replacen(INDEX_VIEWER, &viewer, 1)
-}
-
-/// One line of the list file: `entry` (an object with `n`, `size`, `names`, `ranks`, `points`,
-/// `turns`, `valid`, `failed` and `replay`, the replay's file name when the match can be
-/// opened, any of them optional) as a call of [`LIST_CALLBACK`]. Lines are appended as results
-/// arrive; the page takes the last line of each match.
-pub fn index_list_line(entry: &serde_json::Value) -> String {
-    format!("{LIST_CALLBACK}({});\n", script_safe_json(entry))
 }
 
 /// A match's data file for the index page: a call of [`MATCH_CALLBACK`] with the match number

@@ -14,7 +14,7 @@ use super::{EntrantCheck, Package};
 use crate::botprep::{BotPrep, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
-use crate::run::viewer_index;
+use crate::run::viewer_index::{self, Viewer};
 use crate::workspace;
 
 /// File in the output folder with the compiler's messages of the bots that did not compile
@@ -111,8 +111,25 @@ pub fn accept(
         .join("replays")
         .join(crate::replay_file::match_file_name(n));
     crate::replay_file::write_gz(&replay, &path)?;
-    viewer_index::write_match(&out.join("replays"), n, &replay)?;
+    write_match(&out.join("replays"), n, &replay)?;
     Ok(replay.row_result_json())
+}
+
+/// Bomberman's viewer index (games::bomberman::viewer's page and packed data files).
+pub const VIEWER: Viewer = Viewer {
+    page: bm::viewer::render_index,
+    rewrite: |replays, n, text| {
+        let rp = bm::replay::verify(text).context("replay does not verify")?;
+        write_match(replays, n, &rp)
+    },
+};
+
+/// Write match `n`'s data file from its `replay`, which has just been verified. A view (no
+/// fsync): a crash leaves it whole or absent, and `farm report` writes an absent or empty one
+/// again from the replay.
+fn write_match(replays: &Path, n: u64, replay: &bm::replay::Replay) -> Result<()> {
+    let bytes = crate::replay_file::index_data(replay, n)?;
+    crate::fsio::write_view(&replays.join(viewer_index::data_file_name(n)), &bytes)
 }
 
 /// A saved replay re-verified: a row keeps the result with its timing summed up; rows written

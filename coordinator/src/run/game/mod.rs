@@ -141,6 +141,16 @@ impl Game {
         }
     }
 
+    /// The match sizes when `--sizes` is not given (a game always played by as many), or None
+    /// when the operator must choose.
+    pub fn default_sizes(self) -> Option<Vec<i64>> {
+        match self {
+            Game::Bomberman => None,
+            Game::Qianwang | Game::Nim => Some(vec![2]),
+            Game::Lowest => Some(vec![3]),
+        }
+    }
+
     /// Refuse match sizes the game cannot play, saying which it can.
     pub fn check_sizes(self, sizes: &[i64]) -> Result<()> {
         match self {
@@ -219,7 +229,7 @@ impl Game {
     /// The game's viewer index (`replays/index.html`), if it has one.
     fn viewer(self) -> Option<&'static Viewer> {
         match self {
-            Game::Bomberman => Some(&viewer_index::BOMBERMAN),
+            Game::Bomberman => Some(&bomberman::VIEWER),
             Game::Qianwang => Some(&qianwang::VIEWER),
             Game::Nim | Game::Lowest => None,
         }
