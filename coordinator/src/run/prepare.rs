@@ -8,7 +8,7 @@
 //! The compile check comes before anything is written to the output folder, so a refused run
 //! leaves nothing behind (a fresh run can use the same folder). It runs on the coordinator's
 //! host in cluster mode too, through the same compile cache and sandbox a worker uses
-//! ([`BotPrep`]), once per distinct source hash: the coordinator image has g++, and a broken
+//! (`crate::botprep::BotPrep`), once per distinct source hash: the coordinator image has g++, and a broken
 //! entrant is better refused once here than discovered in every match on every worker.
 
 use std::fs::File;

@@ -6,7 +6,7 @@
 //!   ([`append`]), and rewritten from the results log (no replay read) when a run starts, when
 //!   it ends and by `farm report` ([`write_index`]), which also drops a line torn by a crash;
 //! - `NNNNN.js` beside each replay: what the page shows of match N (its viewer data, packed and
-//!   gzipped; [`write_match`]), written once, from the replay just verified, before its row is
+//!   gzipped; the game's [`Viewer`]), written once, from the replay just verified, before its row is
 //!   logged. The page loads it (a `<script>`, which works from disk with no server) only when
 //!   the match is opened (`replays/index.html#12` opens match 12).
 //!
