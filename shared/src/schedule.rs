@@ -91,41 +91,62 @@ pub fn make_schedule_with(
     validate_plan(entrant_count, sizes, seed_count)?;
     let mut out = Vec::new();
     for &size in sizes {
-        let size = size as usize;
-        let seeds = rng
+        let seeds: Vec<u64> = rng
             .sample(GAME_SEED_SPAN, seed_count as u64)
             .map_err(|source| ScheduleError::Sample {
                 count: seed_count,
                 source,
-            })?;
-        let mut group: Vec<usize> = (0..size).collect();
-        loop {
-            for &s in &seeds {
-                let forward = group.clone();
-                let reversed: Vec<usize> = group.iter().rev().copied().collect();
-                let orders: &[Vec<usize>] = if size <= 2 {
-                    std::slice::from_ref(&forward)
-                } else {
-                    &[forward.clone(), reversed]
-                };
-                for order in orders {
-                    for shift in 0..size {
-                        let mut slots = order[shift..].to_vec();
-                        slots.extend_from_slice(&order[..shift]);
-                        out.push(ScheduleEntry {
-                            size,
-                            seed: s + 1,
-                            slots,
-                        });
-                    }
-                }
-            }
-            if !next_combination(&mut group, entrant_count) {
-                break;
-            }
-        }
+            })?
+            .into_iter()
+            .map(|s| s + 1)
+            .collect();
+        expand_size(entrant_count, size as usize, &seeds, &mut out);
     }
     Ok(out)
+}
+
+/// [`make_schedule`]'s layout with the seeds `1..=seed_count` in every size instead of drawn
+/// ones: for a game whose unit is a numbered map rather than a random seed (proboj: seed `s`
+/// plays the `s`-th map of its list).
+pub fn make_schedule_numbered(
+    entrant_count: usize,
+    sizes: &[i64],
+    seed_count: i64,
+) -> Result<Vec<ScheduleEntry>, ScheduleError> {
+    validate_plan(entrant_count, sizes, seed_count)?;
+    let seeds: Vec<u64> = (1..=seed_count as u64).collect();
+    let mut out = Vec::new();
+    for &size in sizes {
+        expand_size(entrant_count, size as usize, &seeds, &mut out);
+    }
+    Ok(out)
+}
+
+/// One size's matches: for every entrant group (lexicographic combinations of slots), every
+/// seed, the forward order (and for sizes above two the reversed order) in each rotation.
+fn expand_size(entrant_count: usize, size: usize, seeds: &[u64], out: &mut Vec<ScheduleEntry>) {
+    let mut group: Vec<usize> = (0..size).collect();
+    loop {
+        for &seed in seeds {
+            let forward = group.clone();
+            let reversed: Vec<usize> = group.iter().rev().copied().collect();
+            let orders: &[Vec<usize>] = if size <= 2 {
+                std::slice::from_ref(&forward)
+            } else {
+                &[forward.clone(), reversed]
+            };
+            for order in orders {
+                for shift in 0..size {
+                    let mut slots = order[shift..].to_vec();
+                    slots.extend_from_slice(&order[..shift]);
+                    out.push(ScheduleEntry { size, seed, slots });
+                }
+            }
+        }
+        if !next_combination(&mut group, entrant_count) {
+            break;
+        }
+    }
 }
 
 /// The checks `make_schedule` makes before drawing anything, in the same order.

@@ -519,6 +519,10 @@ pub enum GameArg {
     Nim,
     /// Lowest unique, the three-seat test game: 3 seats, .cpp sources or executables.
     Lowest,
+    /// A proboj game (its referee an external server): the entrants are players of the
+    /// config.json in --workspace, named by their names; every map (`args` of its games.json)
+    /// played --seeds times per seating.
+    Proboj,
 }
 
 impl From<GameArg> for Game {
@@ -528,6 +532,7 @@ impl From<GameArg> for Game {
             GameArg::Qianwang => Game::Qianwang,
             GameArg::Nim => Game::Nim,
             GameArg::Lowest => Game::Lowest,
+            GameArg::Proboj => Game::Proboj,
         }
     }
 }

@@ -22,15 +22,17 @@ use crate::run::stop;
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// The game to play (each value says what its entrants are). A game always played by as
-    /// many seats (qianwang and nim: 2, lowest: 3) takes that as its --sizes; only bomberman
-    /// has a referee package (--workspace) and --formal.
+    /// many seats (qianwang and nim: 2, lowest: 3) takes that as its --sizes; bomberman and
+    /// proboj read --workspace, only bomberman has --formal.
     #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
     pub game: GameArg,
-    /// The referee package (its MANIFEST.json is checked before anything runs).
+    /// The referee package (its MANIFEST.json is checked before anything runs); with --game
+    /// proboj, the folder of the game's config.json and games.json (e.g. bots/proboj), whose
+    /// commands are relative to the directory farm runs in.
     #[arg(long, default_value = "workspace/bomberman", value_name = "DIR")]
     pub workspace: PathBuf,
     /// Unique Name=program entries (executables or .cpp sources); their order is the frozen
-    /// slot order.
+    /// slot order. With --game proboj, names of config.json's players (`--bots one two`).
     #[arg(long, num_args = 1.., value_name = "NAME=PROGRAM", required_unless_present = "formal")]
     pub bots: Vec<String>,
     /// Match sizes to play (each unique, 2..min(10, bots)); no filler bots. Required for
@@ -40,7 +42,8 @@ pub struct RunArgs {
     /// Name of the public baseline among --bots (rated 0).
     #[arg(long, value_name = "NAME", required_unless_present = "formal")]
     pub anchor: Option<String>,
-    /// Number of maps (seeds) per size. The whole schedule may hold at most 1,000,000 matches
+    /// Number of maps (seeds) per size; with --game proboj, how many times each map of its
+    /// games.json is played per seating. The whole schedule may hold at most 1,000,000 matches
     /// (refused up front otherwise).
     #[arg(
         long,

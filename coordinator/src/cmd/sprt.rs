@@ -21,12 +21,14 @@ use crate::sprt::rule::{SprtRule, SPRT_NAME};
 
 #[derive(Args, Debug, Clone)]
 pub struct SprtArgs {
-    /// The game: bomberman or nim (.cpp sources or executables) or qianwang (钳王, .js bots).
-    /// A pair is one seed played with both seat orders.
+    /// The game: bomberman or nim (.cpp sources or executables), qianwang (钳王, .js bots) or
+    /// proboj (--new and --base name players of the config.json in --workspace). A pair is one
+    /// seed (proboj: one map, in turn) played with both seat orders.
     #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
     pub game: GameArg,
-    /// The tested bot, NAME=PROGRAM (an executable or a .cpp source). H1 says it is at least
-    /// --elo1 stronger than --base; the Elo figures are its.
+    /// The tested bot, NAME=PROGRAM (an executable or a .cpp source; with --game proboj, a
+    /// player's name). H1 says it is at least --elo1 stronger than --base; the Elo figures are
+    /// its.
     #[arg(long, value_name = "NAME=PROGRAM")]
     pub new: String,
     /// The bot it is tested against, NAME=PROGRAM (another name than --new; the same program
@@ -73,7 +75,8 @@ pub struct SprtArgs {
     /// Concurrent matches (default: number of cores); part of the run's identity.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<i64>,
-    /// The referee package (its MANIFEST.json is checked before anything runs).
+    /// The referee package (its MANIFEST.json is checked before anything runs); with --game
+    /// proboj, the folder of the game's config.json and games.json.
     #[arg(long, default_value = "workspace/bomberman", value_name = "DIR")]
     pub workspace: PathBuf,
     #[command(flatten)]
@@ -88,11 +91,15 @@ pub struct SprtArgs {
     pub scale: ScaleClockArgs,
 }
 
-/// The name of a NAME=PROGRAM entry (checked fully by the roster parser later).
+/// The name of a NAME=PROGRAM entry, or a bare name (a proboj player); checked fully by the
+/// game's entrant parser later.
 fn name_of(entry: &str, flag: &str) -> Result<String> {
     match entry.split_once('=') {
         Some((name, _)) if !name.trim().is_empty() => Ok(name.to_string()),
-        _ => bail!("{flag} {entry:?} must be NAME=PROGRAM"),
+        None if !entry.trim().is_empty() => Ok(entry.to_string()),
+        _ => {
+            bail!("{flag} {entry:?} must be NAME=PROGRAM (or, with --game proboj, a player's name)")
+        }
     }
 }
 

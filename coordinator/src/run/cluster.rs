@@ -29,20 +29,18 @@ pub async fn execute(
     let store = Store::connect(&cluster.redis).await?;
     let mut programs = Vec::with_capacity(plan.entries.len());
     let mut artifacts: Vec<(String, PathBuf)> = Vec::new();
-    for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
-        let bytes = std::fs::read(&e.program)
-            .with_context(|| format!("reading {}", e.program.display()))?;
-        anyhow::ensure!(
-            shared::manifest::sha256_hex(&bytes) == *h,
-            "{} changed since the run's identity was computed",
-            e.program.display()
-        );
-        store.put_artifact(h, &bytes, false).await?;
-        artifacts.push((h.clone(), e.program.clone()));
+    let files = plan.entries.iter().zip(&plan.bot_hashes);
+    let entrant_files = files.filter(|_| plan.game.seats_carry_programs());
+    for (e, h) in entrant_files {
+        upload(&store, h, &e.program, &mut artifacts).await?;
         programs.push(ProgramRef::for_file(h, &e.program));
     }
-    // The referee package (a game with none, e.g. 钳王, has an empty digest).
-    if !plan.manifest_digest.is_empty() {
+    // The files every job names (proboj's package), else the referee package fetched by its
+    // digest (a game with none, e.g. 钳王, has an empty digest).
+    for (sha, path) in &plan.package_files {
+        upload(&store, sha, path, &mut artifacts).await?;
+    }
+    if plan.package_files.is_empty() && !plan.manifest_digest.is_empty() {
         upload_package(&plan, engine, &store, &mut artifacts).await?;
     }
     let completed: Vec<u64> = plan
@@ -70,6 +68,24 @@ pub async fn execute(
     drive(plan, engine, transport, programs, stop).await
 }
 
+/// One file to Redis under its sha256, checked to still hash to it.
+async fn upload(
+    store: &Store,
+    sha: &str,
+    path: &std::path::Path,
+    artifacts: &mut Vec<(String, PathBuf)>,
+) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(
+        shared::manifest::sha256_hex(&bytes) == sha,
+        "{} changed since the run's identity was computed",
+        path.display()
+    );
+    store.put_artifact(sha, &bytes, false).await?;
+    artifacts.push((sha.to_string(), path.to_path_buf()));
+    Ok(())
+}
+
 /// The referee package: its files, and its manifest's canonical text under the digest (workers
 /// fetch it by the job's digest and re-hash every file).
 async fn upload_package(
@@ -80,15 +96,7 @@ async fn upload_package(
 ) -> Result<()> {
     let manifest = &plan.identity.engine_manifest;
     for (name, sha) in manifest.iter() {
-        let path = engine.workspace.join(name);
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        anyhow::ensure!(
-            shared::manifest::sha256_hex(&bytes) == sha,
-            "referee package file {} changed since it was checked",
-            path.display()
-        );
-        store.put_artifact(sha, &bytes, false).await?;
-        artifacts.push((sha.to_string(), path));
+        upload(store, sha, &engine.workspace.join(name), artifacts).await?;
     }
     let manifest_text = shared::manifest::canonical_text(manifest);
     anyhow::ensure!(

@@ -15,6 +15,7 @@ use worker::job::LocalArtifacts;
 use super::checkpoint::{Log, Row, LOG_NAME};
 use super::engine::{Engine, Finished};
 use super::flow::{Flow, Idle};
+use super::game::Unit;
 use super::outputs::Live;
 use super::prepare::Plan;
 use super::shell::Shell;
@@ -46,9 +47,14 @@ pub async fn embedded(
     }
     let mut artifacts = LocalArtifacts::new();
     let mut programs = Vec::with_capacity(plan.entries.len());
-    for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
-        artifacts.insert(h.clone(), e.program.clone());
-        programs.push(ProgramRef::for_file(h, &e.program));
+    if plan.game.seats_carry_programs() {
+        for (e, h) in plan.entries.iter().zip(&plan.bot_hashes) {
+            artifacts.insert(h.clone(), e.program.clone());
+            programs.push(ProgramRef::for_file(h, &e.program));
+        }
+    }
+    for (sha, path) in &plan.package_files {
+        artifacts.insert(sha.clone(), path.clone());
     }
     worker::metrics::global().slots.set(plan.workers as i64);
     crate::metrics::global().workers.set(plan.workers as i64);
@@ -192,6 +198,16 @@ fn resume(
 /// the clock travels in the job).
 fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Job {
     let e = &plan.schedule[(n - 1) as usize];
+    let names: Vec<String> = e
+        .slots
+        .iter()
+        .map(|&s| plan.entries[s].name.clone())
+        .collect();
+    let unit = Unit {
+        number: n,
+        entry: e,
+        seats: &names,
+    };
     Job {
         tournament: plan.tournament.clone(),
         number: n,
@@ -199,15 +215,18 @@ fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Job {
         manifest_digest: plan.manifest_digest.clone(),
         size: e.size as u32,
         seed: e.seed,
-        seats: e
-            .slots
-            .iter()
-            .map(|&s| SeatSpec {
-                name: plan.entries[s].name.clone(),
-                program: programs[s].clone(),
-            })
-            .collect(),
-        game: plan.game.job(&engine.clock),
+        seats: match plan.game.seats_carry_programs() {
+            true => e
+                .slots
+                .iter()
+                .map(|&s| SeatSpec {
+                    name: plan.entries[s].name.clone(),
+                    program: programs[s].clone(),
+                })
+                .collect(),
+            false => Vec::new(),
+        },
+        game: plan.game.job(&engine.clock, &plan.kit, unit),
     }
 }
 

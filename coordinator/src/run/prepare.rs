@@ -20,14 +20,18 @@ use shared::ordmap::StrMap;
 use shared::schedule::{self, Execution, FrozenSchedule, Identity, ScheduleEntry, ScheduleFile};
 
 use super::checkpoint::{self, Row};
-use super::game::{EntrantCheck, Game};
-use crate::botprep::{file_sha256, HostSettings, NotCompiled};
-use crate::roster::{self, Entry};
+use super::game::{EntrantCheck, Game, Kit};
+use crate::botprep::{HostSettings, NotCompiled};
+use crate::roster::Entry;
 
 /// A checked, ready-to-run tournament.
 pub struct Plan {
     /// The game every match plays.
     pub game: Game,
+    /// The game's own part of every job (proboj: its config, package and maps).
+    pub kit: Kit,
+    /// Files every job needs beyond the bots, by sha256 (shipped like the bots' programs).
+    pub package_files: Vec<(String, PathBuf)>,
     pub entries: Vec<Entry>,
     pub bot_hashes: Vec<String>,
     pub anchor: String,
@@ -133,6 +137,13 @@ pub enum ScheduleSource {
         seed: Option<String>,
         rounds: bool,
     },
+    /// [`ScheduleSource::Expand`]'s layout with the seeds `1..=seeds` (a game whose unit is a
+    /// numbered map: proboj), the schedule seed only recorded.
+    Numbered {
+        seeds: i64,
+        seed: Option<String>,
+        rounds: bool,
+    },
     /// A frozen slot schedule file; with `own_sizes` its sizes are the run's (--formal).
     Frozen { path: PathBuf, own_sizes: bool },
     /// A schedule built by the caller (e.g. `farm sprt`'s pairs), recorded with `seed`.
@@ -173,13 +184,29 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     } = tournament;
     let game = args.game;
     game.check_sizes(&sizes)?;
-    let entries = roster::parse_entries(&raw_bots, &cwd)?;
+    let output = args.output.clone();
+    let package = game.package(&args.workspace, &output)?;
+    let entries = game.entrants(&package.kit, &raw_bots, &cwd)?;
     if !entries.iter().any(|e| e.name == anchor) {
         bail!("--anchor must name a bot included in --bots (got {anchor:?})");
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let source = match (source, game.seeds_per_unit(&package.kit)) {
+        (
+            ScheduleSource::Expand {
+                seeds,
+                seed,
+                rounds,
+            },
+            Some(per),
+        ) => ScheduleSource::Numbered {
+            seeds: seeds.saturating_mul(per),
+            seed,
+            rounds,
+        },
+        (source, _) => source,
+    };
     let (schedule, seed, sizes) = schedule_of(game, source, &names, sizes, &anchor)?;
-    let output = args.output.clone();
     if output.exists() && !args.resume {
         bail!(
             "output {} exists; use --resume or a new directory",
@@ -189,11 +216,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     if args.resume && !output.exists() {
         bail!("nothing to resume: {} does not exist", output.display());
     }
-    let package = game.package(&args.workspace)?;
-    let bot_hashes = entries
-        .iter()
-        .map(|e| file_sha256(&e.program))
-        .collect::<Result<Vec<String>, _>>()?;
+    let bot_hashes = game.bot_hashes(&package.kit, &entries)?;
     let check = EntrantCheck {
         host: &args.host,
         allow_compile_failures: args.allow_compile_failures,
@@ -242,6 +265,8 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
     write_compile_failures(&output, &not_compiled)?;
     Ok(Plan {
         game,
+        kit: package.kit,
+        package_files: package.files,
         entries,
         bot_hashes,
         anchor,
@@ -296,14 +321,23 @@ fn schedule_of(
     match source {
         ScheduleSource::Expand {
             seeds,
-            seed,
+            ref seed,
+            rounds,
+        }
+        | ScheduleSource::Numbered {
+            seeds,
+            ref seed,
             rounds,
         } => {
-            let seed: i128 = match &seed {
+            let numbered = matches!(source, ScheduleSource::Numbered { .. });
+            let seed: i128 = match seed {
                 Some(s) => parse_seed(s)?,
                 None => random_seed()?,
             };
-            let entries = schedule::make_schedule(names.len(), &sizes, seeds, seed)?;
+            let entries = match numbered {
+                true => schedule::make_schedule_numbered(names.len(), &sizes, seeds)?,
+                false => schedule::make_schedule(names.len(), &sizes, seeds, seed)?,
+            };
             let entries = match rounds {
                 true => shared::settle::in_rounds(&entries),
                 false => entries,

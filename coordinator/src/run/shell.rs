@@ -216,7 +216,9 @@ impl<'a, T: Transport> Shell<'a, T> {
 fn accept(plan: &Plan, arrival: &Arrival, out: &std::path::Path) -> Result<Row> {
     let n = arrival.job.number;
     let entry = plan.entry(n)?;
-    let result = plan.game.accept(arrival, entry, &plan.bot_hashes, out)?;
+    let result = plan
+        .game
+        .accept(arrival, &plan.kit, entry, &plan.bot_hashes, out)?;
     Ok(Row {
         number: n,
         size: entry.size as u32,

@@ -36,7 +36,11 @@ pub fn package(dir: &Path) -> Result<Package> {
             );
         }
     }
-    Ok(Package { manifest, digest })
+    Ok(Package {
+        manifest,
+        digest,
+        ..Package::default()
+    })
 }
 
 /// Compile every distinct `.cpp` entrant and check every executable, before the output folder

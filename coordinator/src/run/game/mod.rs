@@ -13,9 +13,10 @@
 pub mod bomberman;
 pub mod lowest;
 pub mod nim;
+pub mod proboj;
 pub mod qianwang;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use serde_json::Value;
@@ -43,10 +44,19 @@ pub enum Game {
     Nim,
     /// Lowest unique, the three-seat test game: 3 seats, `.cpp` sources or executables.
     Lowest,
+    /// A proboj game (its referee an external server program): the players of a config.json,
+    /// the maps (`args`) of a games.json.
+    Proboj,
 }
 
 /// Every game, for the lookups by name and version.
-const GAMES: [Game; 4] = [Game::Bomberman, Game::Qianwang, Game::Nim, Game::Lowest];
+const GAMES: [Game; 5] = [
+    Game::Bomberman,
+    Game::Qianwang,
+    Game::Nim,
+    Game::Lowest,
+    Game::Proboj,
+];
 
 /// What checking the entrants needs of a run's setup.
 #[derive(Debug, Clone, Copy)]
@@ -62,8 +72,31 @@ pub struct EntrantCheck<'a> {
 /// and the digest every job names. A game with no package has an empty manifest and digest.
 #[derive(Debug, Clone, Default)]
 pub struct Package {
+    /// identity.json's `engine_manifest`.
     pub manifest: StrMap,
     pub digest: String,
+    /// Files every job needs, by sha256 and where they are here (shipped to workers like the
+    /// bots' programs); empty for Bomberman, whose workers fetch its package by the digest.
+    pub files: Vec<(String, PathBuf)>,
+    /// What the game's part of each job is built from, beyond the clock.
+    pub kit: Kit,
+}
+
+/// A game's own per-run data its jobs are built from (proboj: the config, files and maps).
+#[derive(Debug, Clone, Default)]
+pub enum Kit {
+    #[default]
+    None,
+    Proboj(Box<proboj::Kit>),
+}
+
+/// One match as its job's game part sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Unit<'a> {
+    pub number: u64,
+    pub entry: &'a ScheduleEntry,
+    /// The seats' names, in seat order.
+    pub seats: &'a [String],
 }
 
 impl Game {
@@ -74,6 +107,7 @@ impl Game {
             Game::Qianwang => "qianwang",
             Game::Nim => "nim",
             Game::Lowest => "lowest",
+            Game::Proboj => "proboj",
         }
     }
 
@@ -81,7 +115,9 @@ impl Game {
     pub fn scoring(self) -> shared::report::Scoring {
         match self {
             Game::Bomberman => shared::report::Scoring::SurvivalKill,
-            Game::Qianwang | Game::Nim | Game::Lowest => shared::report::Scoring::WinDrawLoss,
+            Game::Qianwang | Game::Nim | Game::Lowest | Game::Proboj => {
+                shared::report::Scoring::WinDrawLoss
+            }
         }
     }
 
@@ -92,6 +128,7 @@ impl Game {
             Game::Qianwang => games::qianwang::VERSION,
             Game::Nim => games::nim::VERSION,
             Game::Lowest => games::lowest::VERSION,
+            Game::Proboj => games::proboj::VERSION,
         }
     }
 
@@ -104,11 +141,12 @@ impl Game {
         bail!("identity.json names referee {version:?}, which this farm does not run (it runs {known:?})")
     }
 
-    /// The game of a replay file's text: a 钳王 or Nim match record names its referee version
-    /// first (`{"version":"matchfarm-qianwang/1"`); anything else is read as a Bomberman replay.
+    /// The game of a replay file's text: a record of any game but Bomberman names its referee
+    /// version first (`{"version":"matchfarm-qianwang/1"`); anything else is read as a Bomberman
+    /// replay.
     pub fn of_replay(text: &str) -> Game {
         let head = text.trim_start();
-        [Game::Qianwang, Game::Nim, Game::Lowest]
+        [Game::Qianwang, Game::Nim, Game::Lowest, Game::Proboj]
             .into_iter()
             .find(|g| head.starts_with(&format!("{{\"version\":\"{}\"", g.version())))
             .unwrap_or(Game::Bomberman)
@@ -122,6 +160,7 @@ impl Game {
             Game::Qianwang => Some(qianwang::verify_text(text)),
             Game::Nim => Some(nim::verify_text(text)),
             Game::Lowest => Some(lowest::verify_text(text)),
+            Game::Proboj => Some(proboj::verify_text(text)),
         }
     }
 
@@ -132,7 +171,14 @@ impl Game {
             Game::Bomberman => Ok(()),
             Game::Nim => nim::check_clock(clock),
             Game::Lowest => lowest::check_clock(clock),
-            Game::Qianwang if *clock == crate::clock::TournamentClock::default() => Ok(()),
+            Game::Qianwang | Game::Proboj if *clock == crate::clock::TournamentClock::default() => {
+                Ok(())
+            }
+            Game::Proboj => bail!(
+                "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
+                 FARM_SCALE_CLOCK) set the Bomberman clock; a proboj game plays under its \
+                 config.json's `timeout` per language: drop them with --game proboj"
+            ),
             Game::Qianwang => bail!(
                 "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
                  FARM_SCALE_CLOCK) set the Bomberman clock; 钳王 plays under its rules' limits \
@@ -145,7 +191,7 @@ impl Game {
     /// when the operator must choose.
     pub fn default_sizes(self) -> Option<Vec<i64>> {
         match self {
-            Game::Bomberman => None,
+            Game::Bomberman | Game::Proboj => None,
             Game::Qianwang | Game::Nim => Some(vec![2]),
             Game::Lowest => Some(vec![3]),
         }
@@ -154,18 +200,56 @@ impl Game {
     /// Refuse match sizes the game cannot play, saying which it can.
     pub fn check_sizes(self, sizes: &[i64]) -> Result<()> {
         match self {
-            Game::Bomberman => Ok(()), // the schedule checks 2..=10
+            Game::Bomberman | Game::Proboj => Ok(()), // the schedule checks 2..=10
             Game::Qianwang => qianwang::check_sizes(sizes),
             Game::Nim => nim::check_sizes(sizes),
             Game::Lowest => lowest::check_sizes(sizes),
         }
     }
 
-    /// The referee package of a run (checked against its MANIFEST), or none.
-    pub fn package(self, workspace: &Path) -> Result<Package> {
+    /// The referee package of a run (checked against its MANIFEST), or none; `output` is the
+    /// run's folder (never packed).
+    pub fn package(self, workspace: &Path, output: &Path) -> Result<Package> {
         match self {
             Game::Bomberman => bomberman::package(workspace),
+            Game::Proboj => proboj::package(workspace, output),
             Game::Qianwang | Game::Nim | Game::Lowest => Ok(Package::default()),
+        }
+    }
+
+    /// The entrants, in slot order: `Name=program` entries (`--bots`), or for proboj the
+    /// config's players named by --bots (all of them when it is empty).
+    pub fn entrants(self, kit: &Kit, bots: &[String], cwd: &Path) -> Result<Vec<Entry>> {
+        match (self, kit) {
+            (Game::Proboj, Kit::Proboj(kit)) => proboj::entrants(kit, bots),
+            _ => Ok(crate::roster::parse_entries(bots, cwd)?),
+        }
+    }
+
+    /// Each entrant's hash (identity.json's `bot_hashes`, every result's `hashes`): its
+    /// program file's sha256, or for proboj its player's.
+    pub fn bot_hashes(self, kit: &Kit, entries: &[Entry]) -> Result<Vec<String>> {
+        match (self, kit) {
+            (Game::Proboj, Kit::Proboj(kit)) => proboj::bot_hashes(kit, entries),
+            _ => entries
+                .iter()
+                .map(|e| crate::botprep::file_sha256(&e.program))
+                .collect(),
+        }
+    }
+
+    /// True when each entrant is a program file a seat carries (shipped by hash); a proboj
+    /// player is a command of the game's package.
+    pub fn seats_carry_programs(self) -> bool {
+        self != Game::Proboj
+    }
+
+    /// How many schedule seeds one `--seeds` stands for, and whether they are numbered rather
+    /// than drawn: a proboj `--seeds N` plays every map N times (seed `s` is map `s mod maps`).
+    pub fn seeds_per_unit(self, kit: &Kit) -> Option<i64> {
+        match kit {
+            Kit::Proboj(kit) => Some(kit.map_count() as i64),
+            Kit::None => None,
         }
     }
 
@@ -184,16 +268,21 @@ impl Game {
             Game::Qianwang => qianwang::check_entrants(check.host, entries),
             Game::Nim => nim::check_entrants(check.host, entries, hashes),
             Game::Lowest => lowest::check_entrants(check.host, entries, hashes),
+            Game::Proboj => Ok(Vec::new()), // its players were checked as the kit was read
         }
     }
 
-    /// The game part of every job of a run (bomberman: the clock travels in the job).
-    pub fn job(self, clock: &crate::clock::TournamentClock) -> GameJob {
-        match self {
-            Game::Bomberman => crate::clock::job_game(clock),
-            Game::Qianwang => GameJob::Qianwang,
-            Game::Nim => nim::job(clock),
-            Game::Lowest => lowest::job(clock),
+    /// The game part of a match's job (bomberman: the clock travels in the job; proboj: the
+    /// game entry and package).
+    pub fn job(self, clock: &crate::clock::TournamentClock, kit: &Kit, unit: Unit) -> GameJob {
+        match (self, kit) {
+            (Game::Proboj, Kit::Proboj(kit)) => {
+                proboj::job(kit, unit.number, unit.entry, unit.seats)
+            }
+            (Game::Bomberman | Game::Proboj, _) => crate::clock::job_game(clock),
+            (Game::Qianwang, _) => GameJob::Qianwang,
+            (Game::Nim, _) => nim::job(clock),
+            (Game::Lowest, _) => lowest::job(clock),
         }
     }
 
@@ -203,15 +292,20 @@ impl Game {
     pub fn accept(
         self,
         arrival: &Arrival,
+        kit: &Kit,
         entry: &ScheduleEntry,
         bot_hashes: &[String],
         out: &Path,
     ) -> Result<Value> {
-        match self {
-            Game::Bomberman => bomberman::accept(arrival, entry, bot_hashes, out),
-            Game::Qianwang => qianwang::accept(arrival, entry, bot_hashes, out),
-            Game::Nim => nim::accept(arrival, entry, bot_hashes, out),
-            Game::Lowest => lowest::accept(arrival, entry, bot_hashes, out),
+        match (self, kit) {
+            (Game::Bomberman, _) => bomberman::accept(arrival, entry, bot_hashes, out),
+            (Game::Qianwang, _) => qianwang::accept(arrival, entry, bot_hashes, out),
+            (Game::Nim, _) => nim::accept(arrival, entry, bot_hashes, out),
+            (Game::Lowest, _) => lowest::accept(arrival, entry, bot_hashes, out),
+            (Game::Proboj, Kit::Proboj(kit)) => {
+                proboj::accept(arrival, kit, entry, bot_hashes, out)
+            }
+            (Game::Proboj, Kit::None) => bail!("a proboj run without its game's kit"),
         }
     }
 
@@ -223,6 +317,7 @@ impl Game {
             Game::Qianwang => qianwang::saved_results(text),
             Game::Nim => nim::saved_results(text),
             Game::Lowest => lowest::saved_results(text),
+            Game::Proboj => proboj::saved_results(text),
         }
     }
 
@@ -231,7 +326,7 @@ impl Game {
         match self {
             Game::Bomberman => Some(&bomberman::VIEWER),
             Game::Qianwang => Some(&qianwang::VIEWER),
-            Game::Nim | Game::Lowest => None,
+            Game::Nim | Game::Lowest | Game::Proboj => None,
         }
     }
 
