@@ -4,7 +4,8 @@
 //! every map stops early with `--until-settled`, leaves each game's folder as the official runner
 //! does (score.json equal to the result's points, the observer, the logs), resumes only over
 //! records that still match, and gives the same results on the cluster; an SPRT accepts the
-//! stronger player and never a player against a renamed copy; bad input is refused by name.
+//! stronger player and never a player against a renamed copy; a SIGKILLed run resumes to the
+//! results of an unbroken one; bad input is refused by name.
 
 mod cluster_support;
 mod common;
@@ -287,4 +288,54 @@ fn on_the_cluster_a_settled_proboj_tournament_gives_the_same_results() {
     );
     std::fs::write(f.dir.path().join("coordinator.err"), &err).unwrap();
     f.assert_queues_gone();
+}
+
+#[test]
+fn a_killed_proboj_tournament_resumes_to_the_results_of_an_unbroken_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |out: &Path| -> Vec<String> {
+        let mut v = settled_run(out);
+        v.retain(|a| a != "--until-settled");
+        if let Some(i) = v.iter().position(|a| a == "--seeds") {
+            v[i + 1] = "6".into();
+        }
+        v
+    };
+    let whole = tmp.path().join("whole");
+    let (code, stdout, err) = common::run(farm().args(run(&whole)));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+
+    let killed = tmp.path().join("killed");
+    let mut child = farm()
+        .args(run(&killed))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = |dir: &Path| {
+        std::fs::read_to_string(dir.join("results.jsonl")).map_or(0, |t| t.lines().count())
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while lines(&killed) < 10
+        && std::time::Instant::now() < until
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let was_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(was_running, "the run ended before it could be killed");
+    let (code, stdout, err) = common::run(farm().args(run(&killed)).arg("--resume"));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert_eq!(
+        common::results_without_timing(&killed),
+        common::results_without_timing(&whole),
+        "the same games"
+    );
+    assert_eq!(
+        std::fs::read_dir(killed.join("games")).unwrap().count(),
+        std::fs::read_dir(whole.join("games")).unwrap().count(),
+        "one game folder per match"
+    );
 }
