@@ -5,7 +5,7 @@
 //! (`--scale-clock`): each worker then plays it scaled to its own measured speed.
 
 use games::bomberman::clock::{ClockSpec, RULES_TURN_MS};
-use shared::msg::{BombermanJob, GameJob};
+use shared::msg::BombermanClock;
 
 /// Key of identity.json's `scoring_code` recording a non-default clock (absent with the rules'
 /// 50 ms and no bank, so such runs' identity files are as they always were).
@@ -28,13 +28,13 @@ impl From<ClockSpec> for TournamentClock {
     }
 }
 
-/// The game of every job of a tournament: bomberman under this clock.
-pub fn job_game(clock: &TournamentClock) -> GameJob {
-    GameJob::Bomberman(Some(BombermanJob {
+/// The clock every bomberman job of a tournament carries.
+pub fn job_clock(clock: &TournamentClock) -> Option<BombermanClock> {
+    Some(BombermanClock {
         turn_ms: clock.spec.turn_ms,
         time_bank_ms: clock.spec.bank_ms,
         reference_speed: clock.reference_speed,
-    }))
+    })
 }
 
 /// The identity entry of a non-default clock (None for the rules' clock, unscaled).

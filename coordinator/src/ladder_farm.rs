@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use games::qianwang::MatchRecord;
 use ladder::code::CodeFolder;
 use ladder::farm::{Contender, Farm, FarmError, GameRequest, GameRequests, Reply};
-use shared::msg::{GameJob, Job, ProgramRef, SeatSpec};
+use shared::msg::{GameJob, Job, ProgramRef, QianwangJob, SeatSpec};
 use tokio::sync::oneshot;
 
 use crate::dispatch::{Arrival, Dispatcher};
@@ -113,16 +113,12 @@ fn job(tournament: &str, number: u64, req: &GameRequest) -> Job {
             file_name: format!("{}.js", s.sha256),
         },
     };
-    Job {
-        tournament: tournament.to_string(),
+    games::job::job(
+        tournament,
         number,
-        referee_version: games::qianwang::VERSION.into(),
-        manifest_digest: String::new(),
-        size: 2,
-        seed: req.seed,
-        seats: vec![seat(&req.black), seat(&req.red)],
-        game: GameJob::Qianwang,
-    }
+        vec![seat(&req.black), seat(&req.red)],
+        GameJob::Qianwang(QianwangJob { seed: req.seed }),
+    )
 }
 
 /// The record of a report, once the game boundary has held it to its job.

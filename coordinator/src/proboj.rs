@@ -41,22 +41,19 @@ pub fn jobs(
         .iter()
         .enumerate()
         .map(|(i, g)| {
-            Ok(Job {
-                tournament: tournament.to_string(),
-                number: i as u64 + 1,
-                referee_version: remote::VERSION.to_string(),
-                manifest_digest: package.digest.clone(),
-                size: g.players.len() as u32,
-                seed: 0,
-                seats: Vec::new(),
-                game: GameJob::Proboj(Box::new(ProbojJob {
+            Ok(games::job::job(
+                tournament,
+                i as u64 + 1,
+                Vec::new(),
+                GameJob::Proboj(Box::new(ProbojJob {
+                    manifest_digest: package.digest.clone(),
                     config_json: package.config_json.clone(),
                     game_json: serde_json::to_string(g)?,
                     files: package.files.clone(),
                     fair: settings.fair,
                     server_timeout_ms: settings.server_timeout.map(|d| d.as_millis() as u64),
                 })),
-            })
+            ))
         })
         .collect()
 }

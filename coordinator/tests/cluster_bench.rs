@@ -12,7 +12,7 @@ use broker::Store;
 use cluster_support::*;
 use coordinator::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use coordinator::transport::Transport;
-use shared::msg::{Job, ProgramRef, SeatSpec};
+use shared::msg::{ProgramRef, SeatSpec};
 
 #[test]
 #[ignore]
@@ -53,16 +53,13 @@ fn raw_dispatch_rate_with_confirms() {
         };
         let t0 = Instant::now();
         for number in 1..=n {
-            let job = Job {
-                tournament: tournament.clone(),
-                number,
-                referee_version: games::bomberman::VERSION.into(),
-                manifest_digest: "0".repeat(64),
-                size: 3,
+            let game = shared::msg::GameJob::Bomberman(shared::msg::BombermanJob {
                 seed: number * 7919,
-                seats: vec![seat("A"), seat("B"), seat("C")],
-                game: shared::msg::GameJob::Bomberman(None),
-            };
+                manifest_digest: "0".repeat(64),
+                clock: None,
+            });
+            let seats = vec![seat("A"), seat("B"), seat("C")];
+            let job = games::job::job(&tournament, number, seats, game);
             t.publish(job).await.unwrap();
         }
         t.flush().await.unwrap();

@@ -48,16 +48,15 @@ fn jobs(tournament: &str) -> Vec<Job> {
     (1..=GAMES)
         .map(|k| {
             let (x, y) = if k % 2 == 1 { (0, 1) } else { (1, 0) };
-            Job {
-                tournament: tournament.into(),
-                number: k,
-                referee_version: games::nim::VERSION.into(),
-                manifest_digest: String::new(),
-                size: 2,
-                seed: k,
-                seats: vec![seat(&b[x].0, &b[x].1), seat(&b[y].0, &b[y].1)],
-                game: GameJob::Nim(NimJob { turn_ms: 2000 }),
-            }
+            games::job::job(
+                tournament,
+                k,
+                vec![seat(&b[x].0, &b[x].1), seat(&b[y].0, &b[y].1)],
+                GameJob::Nim(NimJob {
+                    seed: k,
+                    turn_ms: 2000,
+                }),
+            )
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! A record is re-verified by its game's rules (re-simulated where the game allows), and its
 //! seed, seats and program hashes must be the job's. Pure: no files, no clocks.
 
-use shared::msg::{BombermanJob, GameJob, Job, JobFailure, JobReport, SeatSpec};
+use shared::msg::{BombermanClock, GameJob, Job, JobFailure, JobReport, SeatSpec};
 use thiserror::Error;
 
 use crate::{bomberman as bm, lowest, nim, proboj, qianwang as qw};
@@ -99,10 +99,10 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
         seats_differ(&job.seats, &names, &hashes).map_or(Ok(()), |what| Err(mismatch(what)))
     };
     match &job.game {
-        GameJob::Bomberman(clock) => {
+        GameJob::Bomberman(j) => {
             let replay = bm::replay::verify(text).map_err(|e| invalid(e.to_string()))?;
-            if replay.seed != job.seed || replay.result.seed != job.seed {
-                return Err(mismatch(format!("seed {}, not {}", replay.seed, job.seed)));
+            if replay.seed != j.seed || replay.result.seed != j.seed {
+                return Err(mismatch(format!("seed {}, not {}", replay.seed, j.seed)));
             }
             let names = replay.result.names.iter().map(String::as_str).collect();
             let hashes = (0..replay.result.names.len())
@@ -115,16 +115,16 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
                 })
                 .collect();
             seats(names, hashes)?;
-            if let Some(what) = clock_differs(clock.as_ref(), &replay, report.speed) {
+            if let Some(what) = clock_differs(j.clock.as_ref(), &replay, report.speed) {
                 return Err(mismatch(what));
             }
             Ok(Accepted::Bomberman(Box::new(replay)))
         }
-        GameJob::Qianwang => {
+        GameJob::Qianwang(j) => {
             let record = qw::MatchRecord::from_json(text).map_err(|e| invalid(e.to_string()))?;
             qw::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != job.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            if record.seed != j.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
             }
             let players = [&record.black, &record.red];
             seats(
@@ -141,12 +141,12 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
             let bundle = proboj::check(&p.game_json, text).map_err(|e| invalid(e.to_string()))?;
             Ok(Accepted::Proboj(Box::new(bundle)))
         }
-        GameJob::Nim(_) => {
+        GameJob::Nim(j) => {
             let record: nim::NimRecord =
                 serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
             nim::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != job.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            if record.seed != j.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
             }
             seats(
                 record.players.iter().map(|p| p.name.as_str()).collect(),
@@ -158,12 +158,12 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
             )?;
             Ok(Accepted::Nim(Box::new(record)))
         }
-        GameJob::Lowest(_) => {
+        GameJob::Lowest(j) => {
             let record: lowest::LowestRecord =
                 serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
             lowest::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != job.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, job.seed)));
+            if record.seed != j.seed {
+                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
             }
             seats(
                 record.players.iter().map(|p| p.name.as_str()).collect(),
@@ -203,7 +203,7 @@ fn seats_differ(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> O
 /// worker reported (`verify` has checked that the limits played are that scaling's); then, as
 /// for any clock, a bank leaves its record with the limits played, no bank leaves none.
 fn clock_differs(
-    job: Option<&BombermanJob>,
+    job: Option<&BombermanClock>,
     replay: &bm::replay::Replay,
     speed: Option<f64>,
 ) -> Option<String> {

@@ -4,6 +4,7 @@
 
 pub mod accept;
 pub mod bomberman;
+pub mod job;
 pub mod lowest;
 pub mod nim;
 pub mod proboj;

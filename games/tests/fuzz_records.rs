@@ -11,16 +11,15 @@ use games::nim::{self, NimRecord};
 use games::qianwang::{self as qw, Game as QwGame, MatchRecord};
 use proptest::prelude::*;
 use serde_json::Value;
-use shared::msg::{GameJob, Job, JobReport, NimJob, ProbojJob, ProgramRef, SeatSpec};
+use shared::msg::{
+    BombermanJob, GameJob, Job, JobReport, NimJob, ProbojJob, ProgramRef, QianwangJob, SeatSpec,
+};
 
-fn job(game: GameJob, seed: u64, names: &[String], hashes: &[String]) -> Job {
+fn job(game: GameJob, names: &[String], hashes: &[String]) -> Job {
     Job {
         tournament: "fuzz".into(),
         number: 1,
         referee_version: "v".into(),
-        manifest_digest: "d".into(),
-        size: names.len() as u32,
-        seed,
         seats: names
             .iter()
             .zip(hashes)
@@ -53,7 +52,15 @@ fn bomberman(seed: u64, n: usize, script: u64) -> (Job, String) {
     let names: Vec<String> = (0..n).map(|i| format!("bot{i}")).collect();
     let hashes: Vec<String> = (0..n).map(|i| format!("{i:064x}")).collect();
     (
-        job(GameJob::Bomberman(None), seed, &names, &hashes),
+        job(
+            GameJob::Bomberman(BombermanJob {
+                seed,
+                manifest_digest: "d".into(),
+                clock: None,
+            }),
+            &names,
+            &hashes,
+        ),
         rp.to_json(),
     )
 }
@@ -91,7 +98,10 @@ fn qianwang(seed: u64, choices: &[u16]) -> (Job, String) {
     };
     let names = ["b".to_string(), "r".to_string()];
     let hashes = ["0".repeat(64), "1".repeat(64)];
-    (job(GameJob::Qianwang, seed, &names, &hashes), rec.to_json())
+    (
+        job(GameJob::Qianwang(QianwangJob { seed }), &names, &hashes),
+        rec.to_json(),
+    )
 }
 
 /// A Nim job and a valid record: each seat takes `take % heap + 1` from the first heap left.
@@ -127,19 +137,20 @@ fn nim_game(seed: u64, takes: &[u32]) -> (Job, String) {
         .find(|r| nim::verify(r).is_ok())
         .expect("one winner verifies");
     let text = serde_json::to_string(&valid).expect("a record serializes");
-    let game = GameJob::Nim(NimJob { turn_ms: 100 });
-    (job(game, seed, &names, &hashes), text)
+    let game = GameJob::Nim(NimJob { seed, turn_ms: 100 });
+    (job(game, &names, &hashes), text)
 }
 
 fn proboj_job() -> Job {
     let p = ProbojJob {
+        manifest_digest: "d".into(),
         config_json: "{}".into(),
         game_json: r#"{"gamefolder": "g", "players": ["a", "b"]}"#.into(),
         files: Vec::new(),
         fair: false,
         server_timeout_ms: None,
     };
-    job(GameJob::Proboj(Box::new(p)), 1, &[], &[])
+    job(GameJob::Proboj(Box::new(p)), &[], &[])
 }
 
 /// Byte-level edits of a text (the result read back as text, invalid UTF-8 replaced).

@@ -11,8 +11,9 @@ use sha2::Sha256;
 /// The current wire format: bincode 2 standard config + HMAC-SHA256 trailer, with the messages
 /// of this build (4: a job names its game, `GameJob`; 5: jobs travel as a `Posting` with their
 /// publication id, and a worker's refusal is a signed `Refusal`; 6: a report carries the worker's
-/// speed; 7: a bomberman job may state its clock for a reference speed; 8: `GameJob::Lowest`).
-pub const WIRE_VERSION: u8 = 8;
+/// speed; 7: a bomberman job may state its clock for a reference speed; 8: `GameJob::Lowest`;
+/// 9: size, seed and package digest move from the job into the games that use them).
+pub const WIRE_VERSION: u8 = 9;
 const TAG_LEN: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -123,9 +124,6 @@ mod tests {
             tournament: "t1".into(),
             number: 7,
             referee_version: "v".into(),
-            manifest_digest: "d".into(),
-            size: 2,
-            seed: 42,
             seats: vec![SeatSpec {
                 name: "A".into(),
                 program: ProgramRef {
@@ -133,7 +131,11 @@ mod tests {
                     file_name: "a.cpp".into(),
                 },
             }],
-            game: crate::msg::GameJob::Bomberman(None),
+            game: crate::msg::GameJob::Bomberman(crate::msg::BombermanJob {
+                seed: 42,
+                manifest_digest: "d".into(),
+                clock: None,
+            }),
         }
     }
 
@@ -141,11 +143,15 @@ mod tests {
     fn a_bomberman_clock_travels_in_the_job() {
         let key = FarmKey::new(b"secret".to_vec());
         let mut j = job();
-        j.game = crate::msg::GameJob::Bomberman(Some(crate::msg::BombermanJob {
-            turn_ms: 1000,
-            time_bank_ms: 7000,
-            reference_speed: Some(240),
-        }));
+        j.game = crate::msg::GameJob::Bomberman(crate::msg::BombermanJob {
+            seed: 42,
+            manifest_digest: "d".into(),
+            clock: Some(crate::msg::BombermanClock {
+                turn_ms: 1000,
+                time_bank_ms: 7000,
+                reference_speed: Some(240),
+            }),
+        });
         let bytes = encode(&j, &key).unwrap();
         assert_eq!(bytes[0], WIRE_VERSION);
         assert_eq!(decode::<Job>(&bytes, &key).unwrap(), j);

@@ -38,7 +38,9 @@ pub struct SeatSpec {
     pub program: ProgramRef,
 }
 
-/// One match to play. Identified by its schedule number within a tournament.
+/// One match to play. Identified by its schedule number within a tournament: the tournament,
+/// the number, the seats and the game's own payload (its seed, package, clock). Built only by
+/// `games::job`, which derives `referee_version` from the game.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     /// The tournament this job belongs to (results of other tournaments are dropped).
@@ -46,14 +48,12 @@ pub struct Job {
     /// 1-based schedule number.
     pub number: u64,
     /// The version of the game's rules the worker must run exactly (the game itself is
-    /// [`Job::game`]).
+    /// [`Job::game`]); derived from the game where the job is built (`games::job`).
     pub referee_version: String,
-    /// sha256 over the referee package's MANIFEST (what the worker must be able to satisfy).
-    pub manifest_digest: String,
-    pub size: u32,
-    pub seed: u64,
+    /// The seats, in seat order, of a game whose entrants are programs (none for proboj, whose
+    /// players are commands of its package).
     pub seats: Vec<SeatSpec>,
-    /// Which game this is, with what that game needs beyond seats and seed.
+    /// Which game this is, with what that game needs beyond the seats.
     pub game: GameJob,
 }
 
@@ -87,10 +87,10 @@ pub struct Refusal {
 /// through one verifying function (`games::accept`); adding a game adds a variant here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GameJob {
-    /// A bomberman match under the tournament's clock (None: the rules' clock).
-    Bomberman(Option<BombermanJob>),
-    /// A 钳王 match: two seats (black, then red), nothing else.
-    Qianwang,
+    /// A bomberman match: its map seed, referee package and clock.
+    Bomberman(BombermanJob),
+    /// A 钳王 match: two seats (black, then red) and the seed of its draws.
+    Qianwang(QianwangJob),
     /// One game of a proboj games.json, with the files its commands need.
     Proboj(Box<ProbojJob>),
     /// A game of Nim, the farm's smallest game (the proof and the template of the game
@@ -105,7 +105,7 @@ impl GameJob {
     pub fn name(&self) -> &'static str {
         match self {
             GameJob::Bomberman(_) => "bomberman",
-            GameJob::Qianwang => "qianwang",
+            GameJob::Qianwang(_) => "qianwang",
             GameJob::Proboj(_) => "proboj",
             GameJob::Nim(_) => "nim",
             GameJob::Lowest(_) => "lowest",
@@ -113,22 +113,64 @@ impl GameJob {
     }
 }
 
-/// A Nim game's clock: each answer's limit in milliseconds.
+impl GameJob {
+    /// The seed the match is played from (proboj has none: its server draws its own).
+    pub fn seed(&self) -> Option<u64> {
+        match self {
+            GameJob::Bomberman(j) => Some(j.seed),
+            GameJob::Qianwang(j) => Some(j.seed),
+            GameJob::Nim(j) => Some(j.seed),
+            GameJob::Lowest(j) => Some(j.seed),
+            GameJob::Proboj(_) => None,
+        }
+    }
+
+    /// The digest of the package the worker must hold to play it (bomberman's referee
+    /// package, proboj's files), if the game has one.
+    pub fn package_digest(&self) -> Option<&str> {
+        match self {
+            GameJob::Bomberman(j) => Some(&j.manifest_digest),
+            GameJob::Proboj(p) => Some(&p.manifest_digest),
+            GameJob::Qianwang(_) | GameJob::Nim(_) | GameJob::Lowest(_) => None,
+        }
+    }
+}
+
+/// A bomberman match: the map seed, the referee package and the clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BombermanJob {
+    pub seed: u64,
+    /// sha256 over the referee package's MANIFEST (what the worker must be able to satisfy).
+    pub manifest_digest: String,
+    /// The tournament's clock (None: the rules' clock).
+    pub clock: Option<BombermanClock>,
+}
+
+/// A 钳王 match: the seed of the game's draws (`game.random`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QianwangJob {
+    pub seed: u64,
+}
+
+/// A Nim game: its heaps' seed and each answer's limit in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NimJob {
+    pub seed: u64,
     pub turn_ms: u64,
 }
 
-/// A lowest-unique game's clock: each answer's limit in milliseconds.
+/// A lowest-unique game: its seed (the number of rounds) and each answer's limit in
+/// milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LowestJob {
+    pub seed: u64,
     pub turn_ms: u64,
 }
 
 /// The clock a bomberman match is played under: it travels in the job so that every worker
 /// plays a tournament's matches alike, whatever its own environment says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BombermanJob {
+pub struct BombermanClock {
     /// Answer limit of every turn after turn 0, milliseconds (turn 0 gets at least the rules'
     /// start-up allowance).
     pub turn_ms: u64,
@@ -144,6 +186,9 @@ pub struct BombermanJob {
 /// JSON the user wrote, paths relative to the package root), and every file of the package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbojJob {
+    /// The digest of the package's file list (its MANIFEST): what the worker checks `files`
+    /// against.
+    pub manifest_digest: String,
     /// config.json with `game_root` relative to the package root.
     pub config_json: String,
     /// The games.json entry of this game.

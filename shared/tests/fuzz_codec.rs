@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 use shared::codec::{decode, encode, CodecError, FarmKey, WIRE_VERSION};
 use shared::msg::{
-    BombermanJob, GameJob, Job, JobFailure, JobReport, NimJob, PackageFile, ProbojJob, ProgramRef,
-    SeatSpec,
+    BombermanClock, BombermanJob, GameJob, Job, JobFailure, JobReport, NimJob, PackageFile,
+    ProbojJob, ProgramRef, QianwangJob, SeatSpec,
 };
 
 fn key() -> FarmKey {
@@ -28,15 +28,27 @@ fn seat(i: usize) -> SeatSpec {
 /// One job of each game kind.
 fn jobs() -> Vec<Job> {
     let games = [
-        GameJob::Bomberman(None),
-        GameJob::Bomberman(Some(BombermanJob {
-            turn_ms: 1000,
-            time_bank_ms: 7000,
-            reference_speed: Some(240),
-        })),
-        GameJob::Qianwang,
-        GameJob::Nim(NimJob { turn_ms: 250 }),
+        GameJob::Bomberman(BombermanJob {
+            seed: 42,
+            manifest_digest: "d".repeat(64),
+            clock: None,
+        }),
+        GameJob::Bomberman(BombermanJob {
+            seed: 43,
+            manifest_digest: "d".repeat(64),
+            clock: Some(BombermanClock {
+                turn_ms: 1000,
+                time_bank_ms: 7000,
+                reference_speed: Some(240),
+            }),
+        }),
+        GameJob::Qianwang(QianwangJob { seed: 44 }),
+        GameJob::Nim(NimJob {
+            seed: 45,
+            turn_ms: 250,
+        }),
         GameJob::Proboj(Box::new(ProbojJob {
+            manifest_digest: "d".repeat(64),
             config_json: "{\"game_root\": \"g\"}".into(),
             game_json: "{\"name\": \"x\"}".into(),
             files: vec![PackageFile {
@@ -55,9 +67,6 @@ fn jobs() -> Vec<Job> {
             tournament: format!("t{i}"),
             number: i as u64 + 1,
             referee_version: "v1".into(),
-            manifest_digest: "d".repeat(64),
-            size: 2,
-            seed: 42 + i as u64,
             seats: vec![seat(0), seat(1)],
             game,
         })

@@ -14,7 +14,8 @@ use games::accept::{accept, AcceptError, Accepted};
 use sandbox::{CoreTokens, SandboxMode};
 use sha2::{Digest, Sha256};
 use shared::msg::{
-    BombermanJob, GameJob, Job, JobFailure, JobReport, LowestJob, NimJob, ProgramRef, SeatSpec,
+    BombermanClock, BombermanJob, GameJob, Job, JobFailure, JobReport, LowestJob, NimJob,
+    ProgramRef, QianwangJob, SeatSpec,
 };
 use worker::job::{JobRunner, LocalArtifacts};
 use worker::CompileCache;
@@ -44,24 +45,16 @@ fn bot_file(rel: &str) -> PathBuf {
     repo().join("bots").join(rel)
 }
 
-fn job(game: GameJob, version: &str, seed: u64, seats: Vec<SeatSpec>) -> Job {
-    Job {
-        tournament: "boundary".into(),
-        number: 3,
-        referee_version: version.into(),
-        manifest_digest: String::new(),
-        size: seats.len() as u32,
-        seed,
-        seats,
-        game,
-    }
+fn job(game: GameJob, seats: Vec<SeatSpec>) -> Job {
+    games::job::job("boundary", 3, seats, game)
 }
 
 fn nim_job(seed: u64, seats: Vec<SeatSpec>) -> Job {
     job(
-        GameJob::Nim(NimJob { turn_ms: 2000 }),
-        games::nim::VERSION,
-        seed,
+        GameJob::Nim(NimJob {
+            seed,
+            turn_ms: 2000,
+        }),
         seats,
     )
 }
@@ -171,7 +164,7 @@ fn every_game_is_held_to_its_job() {
     // --- 钳王: the record's seed, seats and code hashes are the job's, its plies re-play.
     let black = seat(&mut arts, "greedy", &bot_file("qianwang/greedy.js"));
     let red = seat(&mut arts, "random", &bot_file("qianwang/random.js"));
-    let qw = |seed, seats| job(GameJob::Qianwang, games::qianwang::VERSION, seed, seats);
+    let qw = |seed, seats| job(GameJob::Qianwang(QianwangJob { seed }), seats);
     let j = qw(77, vec![black.clone(), red.clone()]);
     let report = r.execute(&j, &arts);
     assert!(matches!(accept(&j, &report), Ok(Accepted::Qianwang(_))));
@@ -201,18 +194,18 @@ fn every_game_is_held_to_its_job() {
     // --- bomberman: re-simulated; seed, seats, programs and clock are the job's.
     let p = seat(&mut arts, "p", &bot_file("test/answer.cpp"));
     let q = seat(&mut arts, "q", &bot_file("bomberman/baseline.cpp"));
-    let clock = Some(BombermanJob {
+    let clock = Some(BombermanClock {
         turn_ms: 1000,
         time_bank_ms: 3000,
         reference_speed: None,
     });
     let bm = |seed, seats, clock| {
-        job(
-            GameJob::Bomberman(clock),
-            games::bomberman::VERSION,
+        let game = BombermanJob {
             seed,
-            seats,
-        )
+            manifest_digest: String::new(),
+            clock,
+        };
+        job(GameJob::Bomberman(game), seats)
     };
     let j = bm(9, vec![p.clone(), q.clone()], clock);
     let report = r.execute(&j, &arts);
@@ -223,7 +216,7 @@ fn every_game_is_held_to_its_job() {
     ));
     let e = refused(&bm(9, vec![p.clone(), q.clone()], None), &report);
     assert!(e.to_string().contains("time bank"), "{e}");
-    let other_bank = Some(BombermanJob {
+    let other_bank = Some(BombermanClock {
         turn_ms: 1000,
         time_bank_ms: 4000,
         reference_speed: None,
@@ -249,9 +242,10 @@ fn every_game_is_held_to_its_job() {
 
 fn lowest_job(seed: u64, seats: Vec<SeatSpec>) -> Job {
     job(
-        GameJob::Lowest(LowestJob { turn_ms: 2000 }),
-        games::lowest::VERSION,
-        seed,
+        GameJob::Lowest(LowestJob {
+            seed,
+            turn_ms: 2000,
+        }),
         seats,
     )
 }

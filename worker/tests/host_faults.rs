@@ -176,16 +176,12 @@ fn seat_spec(arts: &mut LocalArtifacts, name: &str, path: &Path) -> SeatSpec {
 }
 
 fn bomberman_job(seats: Vec<SeatSpec>) -> Job {
-    Job {
-        tournament: "host-test".into(),
-        number: 1,
-        referee_version: games::bomberman::VERSION.into(),
-        manifest_digest: String::new(),
-        size: seats.len() as u32,
+    let game = GameJob::Bomberman(shared::msg::BombermanJob {
         seed: 9,
-        seats,
-        game: GameJob::Bomberman(None),
-    }
+        manifest_digest: String::new(),
+        clock: None,
+    });
+    games::job::job("host-test", 1, seats, game)
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use games::qianwang::{verify, EndReason, MatchRecord, Side};
 use sandbox::{CoreTokens, SandboxConfig};
 use sha2::{Digest, Sha256};
-use shared::msg::{GameJob, Job, JobFailure, ProgramRef, SeatSpec};
+use shared::msg::{GameJob, Job, JobFailure, ProgramRef, QianwangJob, SeatSpec};
 use worker::job::{unsupported, version_of, JobRunner, LocalArtifacts};
 use worker::CompileCache;
 
@@ -39,21 +39,20 @@ fn seat(dir: &Path, arts: &mut LocalArtifacts, name: &str, bytes: &[u8]) -> Seat
 }
 
 fn job(number: u64, seed: u64, seats: Vec<SeatSpec>) -> Job {
-    Job {
-        tournament: "qw-test".into(),
+    games::job::job(
+        "qw-test",
         number,
-        referee_version: games::qianwang::VERSION.into(),
-        manifest_digest: String::new(),
-        size: 2,
-        seed,
         seats,
-        game: GameJob::Qianwang,
-    }
+        GameJob::Qianwang(QianwangJob { seed }),
+    )
 }
 
 #[test]
 fn a_qianwang_job_returns_a_verified_record() {
-    assert_eq!(version_of(&GameJob::Qianwang), games::qianwang::VERSION);
+    assert_eq!(
+        version_of(&GameJob::Qianwang(QianwangJob { seed: 1 })),
+        games::qianwang::VERSION
+    );
     assert!(unsupported(&job(1, 1, Vec::new())).is_none());
     let dir = tempfile::tempdir().unwrap();
     let mut arts = LocalArtifacts::new();

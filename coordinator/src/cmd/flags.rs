@@ -342,7 +342,7 @@ impl MetricsArgs {
 mod tests {
     use super::*;
     use clap::Parser;
-    use shared::msg::{BombermanJob, GameJob};
+    use shared::msg::BombermanClock;
 
     #[derive(Parser)]
     struct Cli {
@@ -436,12 +436,12 @@ mod tests {
             ))
         );
         assert_eq!(
-            crate::clock::job_game(&c.spec().into()),
-            GameJob::Bomberman(Some(BombermanJob {
+            crate::clock::job_clock(&c.spec().into()),
+            Some(BombermanClock {
                 turn_ms: 1000,
                 time_bank_ms: 5000,
                 reference_speed: None,
-            }))
+            })
         );
         // A clock scaled to a reference speed is another clock, even with the rules' limits.
         let scaled = ScaleClockArgs {
@@ -456,11 +456,11 @@ mod tests {
             ))
         );
         assert!(matches!(
-            crate::clock::job_game(&scaled),
-            GameJob::Bomberman(Some(BombermanJob {
+            crate::clock::job_clock(&scaled),
+            Some(BombermanClock {
                 reference_speed: Some(240),
                 ..
-            }))
+            })
         ));
         assert!(Cli::try_parse_from(["x", "--turn-ms", "0"]).is_err());
     }

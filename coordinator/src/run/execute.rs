@@ -207,27 +207,21 @@ fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Job {
         number: n,
         entry: e,
         seats: &names,
+        package_digest: &plan.manifest_digest,
     };
-    Job {
-        tournament: plan.tournament.clone(),
-        number: n,
-        referee_version: plan.game.version().to_string(),
-        manifest_digest: plan.manifest_digest.clone(),
-        size: e.size as u32,
-        seed: e.seed,
-        seats: match plan.game.seats_carry_programs() {
-            true => e
-                .slots
-                .iter()
-                .map(|&s| SeatSpec {
-                    name: plan.entries[s].name.clone(),
-                    program: programs[s].clone(),
-                })
-                .collect(),
-            false => Vec::new(),
-        },
-        game: plan.game.job(&engine.clock, &plan.kit, unit),
-    }
+    let seats = match plan.game.seats_carry_programs() {
+        true => e
+            .slots
+            .iter()
+            .map(|&s| SeatSpec {
+                name: plan.entries[s].name.clone(),
+                program: programs[s].clone(),
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    let game = plan.game.job(&engine.clock, &plan.kit, unit);
+    games::job::job(&plan.tournament, n, seats, game)
 }
 
 /// The viewer index of the results so far (a resume's), before any match is played: from then

@@ -497,11 +497,12 @@ impl Farm {
             tournament: short,
             number: 1,
             referee_version: games::bomberman::VERSION.into(),
-            manifest_digest: String::new(),
-            size: 2,
-            seed: 1,
             seats: Vec::new(),
-            game: shared::msg::GameJob::Bomberman(None),
+            game: shared::msg::GameJob::Bomberman(shared::msg::BombermanJob {
+                seed: 1,
+                manifest_digest: String::new(),
+                clock: None,
+            }),
         };
         let posting = shared::msg::Posting {
             publication: 1,

@@ -4,7 +4,7 @@
 //! replay before it leaves the worker.
 
 use games::bomberman as bm;
-use shared::msg::{BombermanJob, Job, JobFailure};
+use shared::msg::{BombermanClock, BombermanJob, Job, JobFailure};
 
 use super::{Artifacts, JobRunner};
 use crate::referee::{self, MapChoice, MatchSpec, Seat};
@@ -14,7 +14,7 @@ use crate::referee::{self, MapChoice, MatchSpec, Seat};
 /// a reference speed. Never this host's environment: every worker plays alike.
 fn clock_of(
     job: &Job,
-    clock: Option<&BombermanJob>,
+    clock: Option<&BombermanClock>,
     speed: Option<f64>,
 ) -> Result<(bm::ClockSpec, Option<bm::Scaling>), JobFailure> {
     let Some(b) = clock else {
@@ -53,15 +53,16 @@ fn clock_of(
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
-    clock: Option<&BombermanJob>,
+    game: &BombermanJob,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
-    if job.seats.len() != job.size as usize {
-        return Err(JobFailure::Infrastructure(format!(
-            "job {} has size {} but {} seats",
+    let seats = job.seats.len();
+    if !(bm::MIN_PLAYERS..=bm::MAX_PLAYERS).contains(&seats) {
+        return Err(JobFailure::Unsupported(format!(
+            "job {} has {seats} seats; a bomberman match has {} to {}",
             job.number,
-            job.size,
-            job.seats.len()
+            bm::MIN_PLAYERS,
+            bm::MAX_PLAYERS
         )));
     }
     let mut seats = Vec::with_capacity(job.seats.len());
@@ -74,11 +75,11 @@ pub(super) fn play(
         });
     }
     let spec = MatchSpec {
-        seed: job.seed,
+        seed: game.seed,
         seats,
         map: MapChoice::Generated,
     };
-    let played = match clock_of(job, clock, runner.speed)? {
+    let played = match clock_of(job, game.clock.as_ref(), runner.speed)? {
         (_, Some(scaling)) => referee::play_scaled(spec, &runner.sandbox, &runner.tokens, scaling),
         (clock, None) => referee::play_clocked(spec, &runner.sandbox, &runner.tokens, clock),
     };

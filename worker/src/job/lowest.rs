@@ -20,7 +20,7 @@ pub use games::lowest::VERSION;
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
-    clock: &LowestJob,
+    game: &LowestJob,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
     if job.seats.len() != lowest::SEATS {
@@ -31,7 +31,7 @@ pub(super) fn play(
             job.seats.len()
         )));
     }
-    if clock.turn_ms == 0 {
+    if game.turn_ms == 0 {
         return Err(JobFailure::Unsupported(format!(
             "game {} asks for a turn limit of 0 ms",
             job.number
@@ -40,7 +40,7 @@ pub(super) fn play(
     let mut bots = start(runner, job, artifacts)?;
     let mut record = LowestRecord {
         version: VERSION.to_string(),
-        seed: job.seed,
+        seed: game.seed,
         players: job
             .seats
             .iter()
@@ -49,13 +49,13 @@ pub(super) fn play(
                 code_sha256: s.program.sha256.clone(),
             })
             .collect(),
-        rounds: lowest::rounds(job.seed),
+        rounds: lowest::rounds(game.seed),
         answers: Vec::new(),
         faults: Vec::new(),
         scores: vec![0; lowest::SEATS],
         ranks: Vec::new(),
     };
-    let limit = Duration::from_millis(clock.turn_ms);
+    let limit = Duration::from_millis(game.turn_ms);
     let mut out = [false; lowest::SEATS];
     for round in 0..record.rounds {
         let last = record.answers.last().cloned().unwrap_or_default();

@@ -35,16 +35,9 @@ pub fn supported_versions() -> [&'static str; 5] {
     ]
 }
 
-/// The rules version this worker runs for the game of `game`.
-pub fn version_of(game: &GameJob) -> &'static str {
-    match game {
-        GameJob::Bomberman(_) => bm::VERSION,
-        GameJob::Qianwang => qianwang::VERSION,
-        GameJob::Proboj(_) => proboj::VERSION,
-        GameJob::Nim(_) => nim::VERSION,
-        GameJob::Lowest(_) => lowest::VERSION,
-    }
-}
+/// The rules version this worker runs for the game of `game` (the games crate's, as every job
+/// names it).
+pub use games::job::version_of;
 
 /// Why this worker cannot play `job` (its game's rules are another version), if it cannot.
 pub fn unsupported(job: &Job) -> Option<JobFailure> {
@@ -184,10 +177,8 @@ impl JobRunner {
         let started = Instant::now();
         let outcome = match (unsupported(job), &job.game) {
             (Some(why), _) => Err(why),
-            (None, GameJob::Bomberman(clock)) => {
-                bomberman::play(self, job, clock.as_ref(), artifacts)
-            }
-            (None, GameJob::Qianwang) => qianwang::play(self, job, artifacts),
+            (None, GameJob::Bomberman(b)) => bomberman::play(self, job, b, artifacts),
+            (None, GameJob::Qianwang(q)) => qianwang::play(self, job, q.seed, artifacts),
             (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts, steering),
             (None, GameJob::Nim(n)) => nim::play(self, job, n, artifacts),
             (None, GameJob::Lowest(l)) => lowest::play(self, job, l, artifacts),

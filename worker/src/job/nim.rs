@@ -20,7 +20,7 @@ pub use games::nim::VERSION;
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
-    clock: &NimJob,
+    game: &NimJob,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
     if job.seats.len() != nim::SEATS {
@@ -31,13 +31,13 @@ pub(super) fn play(
             job.seats.len()
         )));
     }
-    if clock.turn_ms == 0 {
+    if game.turn_ms == 0 {
         return Err(JobFailure::Unsupported(format!(
             "game {} asks for a turn limit of 0 ms",
             job.number
         )));
     }
-    let limit = Duration::from_millis(clock.turn_ms);
+    let limit = Duration::from_millis(game.turn_ms);
     // Start both seats first; a seat that cannot start faults when it is first to move.
     let mut bots: Vec<Result<Bot, Fault>> = Vec::with_capacity(nim::SEATS);
     for (slot, seat) in job.seats.iter().enumerate() {
@@ -56,10 +56,10 @@ pub(super) fn play(
         };
         bots.push(bot);
     }
-    let mut heaps = nim::start(job.seed);
+    let mut heaps = nim::start(game.seed);
     let mut record = NimRecord {
         version: VERSION.to_string(),
-        seed: job.seed,
+        seed: game.seed,
         players: job
             .seats
             .iter()

@@ -35,10 +35,10 @@ pub(super) fn play(
     }
     let digest = remote::package_digest(&p.files)
         .map_err(|e| JobFailure::Artifact(format!("game {}: {e}", job.number)))?;
-    if digest != job.manifest_digest {
+    if digest != p.manifest_digest {
         return Err(JobFailure::Artifact(format!(
             "game {}: the package's files hash to MANIFEST digest {digest}, the job names {}",
-            job.number, job.manifest_digest
+            job.number, p.manifest_digest
         )));
     }
     let opts = RunOptions {

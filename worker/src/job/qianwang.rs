@@ -17,6 +17,7 @@ pub use games::qianwang::VERSION;
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
+    seed: u64,
     artifacts: &dyn Artifacts,
 ) -> Result<String, JobFailure> {
     let [black, red] = job.seats.as_slice() else {
@@ -37,7 +38,7 @@ pub(super) fn play(
         },
         None => JsHost::this_program(runner.sandbox.clone()),
     };
-    let record = try_play_entrants(&host, &black, &red, job.seed, &Limits::default())
+    let record = try_play_entrants(&host, &black, &red, seed, &Limits::default())
         .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     tracing::debug!(
         match_number = job.number,

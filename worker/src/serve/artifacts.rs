@@ -45,10 +45,10 @@ impl RedisArtifacts {
     /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
     /// another referee is refused.
     pub async fn referee_package(&self, job: &Job) -> Result<(), JobFailure> {
-        if !matches!(job.game, GameJob::Bomberman(_)) {
+        let GameJob::Bomberman(game) = &job.game else {
             return Ok(());
-        }
-        let digest = &job.manifest_digest;
+        };
+        let digest = &game.manifest_digest;
         if self.packages.lock().is_ok_and(|p| p.contains(digest)) {
             return Ok(());
         }

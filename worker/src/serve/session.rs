@@ -386,11 +386,11 @@ fn refusal(ctx: &Ctx, names: &Names, job: &Job) -> Option<String> {
     if let Some(failure) = crate::job::unsupported(job) {
         return Some(format!("worker {}: {failure}", ctx.cfg.id));
     }
-    if let (Some(mine), GameJob::Bomberman(_)) = (&ctx.cfg.manifest_digest, &job.game) {
-        if *mine != job.manifest_digest {
+    if let (Some(mine), GameJob::Bomberman(game)) = (&ctx.cfg.manifest_digest, &job.game) {
+        if *mine != game.manifest_digest {
             return Some(format!(
                 "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
-                job.number, job.manifest_digest, ctx.cfg.id
+                job.number, game.manifest_digest, ctx.cfg.id
             ));
         }
     }

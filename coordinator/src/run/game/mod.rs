@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use serde_json::Value;
 
-use shared::msg::GameJob;
+use shared::msg::{BombermanJob, GameJob, QianwangJob};
 use shared::ordmap::StrMap;
 use shared::schedule::ScheduleEntry;
 
@@ -97,6 +97,8 @@ pub struct Unit<'a> {
     pub entry: &'a ScheduleEntry,
     /// The seats' names, in seat order.
     pub seats: &'a [String],
+    /// The referee package's digest (empty when the game has none).
+    pub package_digest: &'a str,
 }
 
 impl Game {
@@ -275,14 +277,19 @@ impl Game {
     /// The game part of a match's job (bomberman: the clock travels in the job; proboj: the
     /// game entry and package).
     pub fn job(self, clock: &crate::clock::TournamentClock, kit: &Kit, unit: Unit) -> GameJob {
+        let seed = unit.entry.seed;
         match (self, kit) {
             (Game::Proboj, Kit::Proboj(kit)) => {
                 proboj::job(kit, unit.number, unit.entry, unit.seats)
             }
-            (Game::Bomberman | Game::Proboj, _) => crate::clock::job_game(clock),
-            (Game::Qianwang, _) => GameJob::Qianwang,
-            (Game::Nim, _) => nim::job(clock),
-            (Game::Lowest, _) => lowest::job(clock),
+            (Game::Bomberman | Game::Proboj, _) => GameJob::Bomberman(BombermanJob {
+                seed,
+                manifest_digest: unit.package_digest.to_string(),
+                clock: crate::clock::job_clock(clock),
+            }),
+            (Game::Qianwang, _) => GameJob::Qianwang(QianwangJob { seed }),
+            (Game::Nim, _) => nim::job(clock, seed),
+            (Game::Lowest, _) => lowest::job(clock, seed),
         }
     }
 

@@ -38,8 +38,9 @@ pub fn check_clock(clock: &TournamentClock) -> Result<()> {
 }
 
 /// The job's game: every answer limited by the tournament's turn limit.
-pub fn job(clock: &TournamentClock) -> GameJob {
+pub fn job(clock: &TournamentClock, seed: u64) -> GameJob {
     GameJob::Nim(NimJob {
+        seed,
         turn_ms: clock.spec.turn_ms,
     })
 }

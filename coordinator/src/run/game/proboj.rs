@@ -251,6 +251,7 @@ pub fn job(kit: &Kit, number: u64, entry: &ScheduleEntry, seats: &[String]) -> G
         "args": kit.map_of(entry.seed),
     });
     GameJob::Proboj(Box::new(ProbojJob {
+        manifest_digest: kit.digest.clone(),
         config_json: kit.config_json.clone(),
         game_json: game.to_string(),
         files: kit.files.clone(),
