@@ -1,7 +1,8 @@
-//! Worker-side Prometheus metrics: match duration and per-turn latency (per game and player
-//! count), bot faults by kind and bot, compile cache hits/misses and compile time, sandbox mode,
-//! slots busy/total, the start-up self-test. Registered in the process's default registry; whoever runs the worker
-//! (`farm run` embedded, or a cluster worker) serves it on `/metrics`.
+//! Worker-side Prometheus metrics: job duration (per game and player count), per-turn latency
+//! (Bomberman's turns, per player count), bot faults by kind and bot, compile cache hits/misses
+//! and compile time, sandbox mode, slots busy/total, the start-up self-test. Registered in the
+//! process's default registry; whoever runs the worker (`farm run` embedded, or a cluster
+//! worker) serves it on `/metrics`.
 
 use std::sync::OnceLock;
 
@@ -176,10 +177,11 @@ impl WorkerMetrics {
         BusyGuard(&self.slots_busy)
     }
 
-    /// One job done: its duration and outcome.
-    pub fn job_done(&self, players: usize, seconds: f64, ok: bool) {
+    /// One job of `game` (its `GameJob::name`) with `players` players done: its duration and
+    /// outcome.
+    pub fn job_done(&self, game: &str, players: usize, seconds: f64, ok: bool) {
         self.match_seconds
-            .with_label_values(&[BOMBERMAN, &players.to_string()])
+            .with_label_values(&[game, &players.to_string()])
             .observe(seconds);
         self.matches
             .with_label_values(&[if ok { "ok" } else { "failed" }])

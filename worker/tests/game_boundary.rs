@@ -102,6 +102,16 @@ fn nim_games_are_played_accepted_and_their_faults_lose() {
         }
     }
     assert!(won > 0, "no seed in 1..=6 starts from a winning position");
+    // Each job's duration is on /metrics under its own game, never another's.
+    let seconds = &worker::metrics::global().match_seconds;
+    assert!(seconds.with_label_values(&["nim", "2"]).get_sample_count() >= 6);
+    assert_eq!(
+        seconds
+            .with_label_values(&["bomberman", "2"])
+            .get_sample_count(),
+        0,
+        "a Nim job counted as bomberman"
+    );
 
     let j = nim_job(5, vec![first.clone(), cheat.clone()]);
     let Accepted::Nim(rec) = accept(&j, &r.execute(&j, &arts)).unwrap() else {

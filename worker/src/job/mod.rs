@@ -39,6 +39,18 @@ pub fn supported_versions() -> [&'static str; 5] {
 /// names it).
 pub use games::job::version_of;
 
+/// How many players a job seats: its seats, or the players a proboj game's games.json entry
+/// names (its players are commands of its package, not seats).
+fn players_of(job: &Job) -> usize {
+    match &job.game {
+        GameJob::Proboj(p) => serde_json::from_str::<serde_json::Value>(&p.game_json)
+            .ok()
+            .and_then(|v| v["players"].as_array().map(Vec::len))
+            .unwrap_or(0),
+        _ => job.seats.len(),
+    }
+}
+
 /// Why this worker cannot play `job` (its game's rules are another version), if it cannot.
 pub fn unsupported(job: &Job) -> Option<JobFailure> {
     let mine = version_of(&job.game);
@@ -184,7 +196,8 @@ impl JobRunner {
             (None, GameJob::Lowest(l)) => lowest::play(self, job, l, artifacts),
         };
         metrics.job_done(
-            job.seats.len(),
+            job.game.name(),
+            players_of(job),
             started.elapsed().as_secs_f64(),
             outcome.is_ok(),
         );
@@ -196,5 +209,25 @@ impl JobRunner {
             speed: self.speed,
             outcome,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::msg::ProbojJob;
+
+    #[test]
+    fn a_proboj_job_counts_the_players_its_game_names() {
+        let game = GameJob::Proboj(Box::new(ProbojJob {
+            manifest_digest: String::new(),
+            config_json: "{}".into(),
+            game_json: r#"{"gamefolder": "g", "players": ["a", "b", "c"]}"#.into(),
+            files: Vec::new(),
+            fair: true,
+            server_timeout_ms: None,
+        }));
+        let job = games::job::job("t", 1, Vec::new(), game);
+        assert_eq!(players_of(&job), 3);
     }
 }
