@@ -57,6 +57,31 @@ pub struct ProbojArgs {
     pub data: Vec<PathBuf>,
 }
 
+/// What is printed as a game ends: how it ended, its scores, its warnings.
+fn done_line(o: &proboj::GameOutcome) -> String {
+    let how = match &o.ending {
+        Ending::End => "ok".to_owned(),
+        Ending::ServerExited => "server exited without END".to_owned(),
+        Ending::Interrupted => "interrupted".to_owned(),
+        Ending::Failed(why) => format!("FAILED: {why}"),
+    };
+    let scores = o
+        .scores
+        .as_ref()
+        .map(|s| {
+            s.iter()
+                .map(|(n, v)| format!("{n}={}", proboj::scores::display(*v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| "no scores".into());
+    let mut line = format!("game {}: {how}; {scores}\n", o.gamefolder);
+    for w in &o.warnings {
+        line.push_str(&format!("  warning: {w}\n"));
+    }
+    line
+}
+
 pub fn run(args: ProbojArgs) -> Result<ExitCode> {
     let start_dir = std::env::current_dir().context("the current directory")?;
     let raw = proboj::config::read_raw_config(&args.config)?;
@@ -86,28 +111,7 @@ pub fn run(args: ProbojArgs) -> Result<ExitCode> {
         args.concurrency.max(1),
         opts.sandbox.describe()
     );
-    let on_done = |o: &proboj::GameOutcome| {
-        let how = match &o.ending {
-            Ending::End => "ok".to_owned(),
-            Ending::ServerExited => "server exited without END".to_owned(),
-            Ending::Interrupted => "interrupted".to_owned(),
-            Ending::Failed(why) => format!("FAILED: {why}"),
-        };
-        let scores = o
-            .scores
-            .as_ref()
-            .map(|s| {
-                s.iter()
-                    .map(|(n, v)| format!("{n}={}", proboj::scores::display(*v)))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_else(|| "no scores".into());
-        eprintln!("game {}: {how}; {scores}", o.gamefolder);
-        for w in &o.warnings {
-            eprintln!("  warning: {w}");
-        }
-    };
+    let on_done = |o: &proboj::GameOutcome| eprint!("{}", done_line(o));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .worker_threads(2)

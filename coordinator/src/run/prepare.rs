@@ -153,6 +153,28 @@ pub enum ScheduleSource {
     },
 }
 
+impl ScheduleSource {
+    /// An expanded schedule of a game whose seeds are numbered units (`per` seeds for each
+    /// `--seeds`: proboj's maps) instead of drawn seeds; any other source as it is.
+    fn in_units(self, per: Option<i64>) -> ScheduleSource {
+        match (self, per) {
+            (
+                ScheduleSource::Expand {
+                    seeds,
+                    seed,
+                    rounds,
+                },
+                Some(per),
+            ) => ScheduleSource::Numbered {
+                seeds: seeds.saturating_mul(per),
+                seed,
+                rounds,
+            },
+            (source, _) => source,
+        }
+    }
+}
+
 /// How and where a run is set up (the flags every run command shares).
 #[derive(Debug, Clone)]
 pub struct Setup {
@@ -191,21 +213,7 @@ pub fn prepare_with(args: &Setup, tournament: Tournament) -> Result<Plan> {
         bail!("--anchor must name a bot included in --bots (got {anchor:?})");
     }
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-    let source = match (source, game.seeds_per_unit(&package.kit)) {
-        (
-            ScheduleSource::Expand {
-                seeds,
-                seed,
-                rounds,
-            },
-            Some(per),
-        ) => ScheduleSource::Numbered {
-            seeds: seeds.saturating_mul(per),
-            seed,
-            rounds,
-        },
-        (source, _) => source,
-    };
+    let source = source.in_units(game.seeds_per_unit(&package.kit));
     let (schedule, seed, sizes) = schedule_of(game, source, &names, sizes, &anchor)?;
     if output.exists() && !args.resume {
         bail!(
