@@ -5,7 +5,10 @@
 //! kind, and the viewer links equal results.json; a bot name with `< & "` and multi-byte
 //! characters stays text. The same checks hold for a `--game qianwang` run (钳王's win/draw/loss
 //! table, a bot that plays an illegal move for faults), and its replays/index.html lists every
-//! match and re-plays each on the board (browser-report/qianwang-index.test.mjs).
+//! match and re-plays each on the board (browser-report/qianwang-index.test.mjs). A `--game nim`
+//! run's replays/index.html lists every game with its players, winner, moves and fault and
+//! re-plays each heap by heap, a bot named like HTML shown as text
+//! (browser-report/nim-index.test.mjs).
 //! REPORT_SCREENSHOT=<file.png> keeps a
 //! screenshot of the page (QIANWANG_REPORT_SCREENSHOT of the 钳王 run's).
 //!
@@ -96,6 +99,43 @@ fn a_qianwang_report_page_shows_its_runs_numbers_too() {
     assert!(
         res.status.success() && stdout.contains("# pass 3") && stdout.contains("# fail 0"),
         "viewer index test failed ({}):\n{stdout}\n{}",
+        res.status,
+        String::from_utf8_lossy(&res.stderr)
+    );
+}
+
+#[test]
+fn a_nim_runs_viewer_index_lists_and_replays_its_games() {
+    let root = repo();
+    if !browser_prerequisite::browser_ready(&root, "Nim viewer index browser test") {
+        return;
+    }
+    // A roster name cannot hold `=` (it ends the name), so no attribute value: still HTML.
+    let hostile = "<img src onerror>&\"</script>";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("nim");
+    let (code, stdout, err) = run(farm()
+        .args(["run", "--game", "nim", "--bots", "Xor=bots/nim/xor.cpp"])
+        .arg(format!("{hostile}=bots/nim/first.cpp"))
+        .args(["Cheat=bots/nim/cheat.cpp", "--anchor", "Xor"])
+        .args(["--seeds", "2", "--seed", "3", "--workers", "2", "--output"])
+        .arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert!(
+        out.join("replays/index.html").is_file(),
+        "the run wrote its viewer"
+    );
+    let res = Command::new("node")
+        .arg(root.join("coordinator/tests/browser-report/nim-index.test.mjs"))
+        .arg(&out)
+        .arg(hostile)
+        .env("REPORT_PW_ROOT", root.join("tests/browser"))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        res.status.success() && stdout.contains("# pass 4") && stdout.contains("# fail 0"),
+        "Nim viewer index test failed ({}):\n{stdout}\n{}",
         res.status,
         String::from_utf8_lossy(&res.stderr)
     );

@@ -7,6 +7,7 @@ pub mod bomberman;
 pub mod job;
 pub mod lowest;
 pub mod nim;
+pub mod nim_viewer;
 pub mod proboj;
 pub mod qianwang;
 pub mod script;

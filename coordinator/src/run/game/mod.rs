@@ -333,7 +333,8 @@ impl Game {
         match self {
             Game::Bomberman => Some(&bomberman::VIEWER),
             Game::Qianwang => Some(&qianwang::VIEWER),
-            Game::Nim | Game::Lowest | Game::Proboj => None,
+            Game::Nim => Some(&nim::VIEWER),
+            Game::Lowest | Game::Proboj => None,
         }
     }
 

@@ -2,7 +2,8 @@
 //! heaps) played with both seat orders, entrants are `.cpp` sources or executables compiled and
 //! checked before anything is written, each answer limited by the tournament's `--turn-ms`.
 //! Each accepted record becomes the row result the ratings read ([`row_result`], pure) and is
-//! saved as the match's replay (`replays/NNNNN.json.gz`).
+//! saved as the match's replay (`replays/NNNNN.json.gz`) and as its data file of the folder's
+//! viewer index (`replays/index.html`, [`VIEWER`]: games::nim_viewer).
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use games::nim::{self, NimRecord};
+use games::nim_viewer;
 use shared::msg::{GameJob, NimJob};
 use shared::schedule::ScheduleEntry;
 
@@ -17,6 +19,7 @@ use crate::botprep::{BotPrep, HostSettings, NotCompiled};
 use crate::clock::TournamentClock;
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
+use crate::run::viewer_index::{self, Viewer};
 
 /// Nim is played by two.
 pub fn check_sizes(sizes: &[i64]) -> Result<()> {
@@ -91,7 +94,28 @@ pub fn accept(
         .join(crate::replay_file::match_file_name(n));
     let text = serde_json::to_string(&record)?;
     crate::fsio::write_atomic(&path, &crate::replay_file::gzip(text.as_bytes())?)?;
+    write_match(&out.join("replays"), n, &record)?;
     Ok(row_result(&record))
+}
+
+/// The viewer index of a Nim folder (games::nim_viewer).
+pub const VIEWER: Viewer = Viewer {
+    page: || nim_viewer::INDEX_PAGE.to_string(),
+    rewrite: |replays, n, text| {
+        let record: NimRecord = serde_json::from_str(text)?;
+        nim::verify(&record).context("the record does not verify")?;
+        write_match(replays, n, &record)
+    },
+};
+
+/// Game `n`'s data file for the viewer index, from its verified record. A view (no fsync):
+/// `farm report` writes a missing one again.
+fn write_match(replays: &Path, n: u64, record: &NimRecord) -> Result<()> {
+    let script = nim_viewer::match_script(n, record);
+    crate::fsio::write_view(
+        &replays.join(viewer_index::data_file_name(n)),
+        script.as_bytes(),
+    )
 }
 
 /// A saved record re-verified: the row result it was logged with.
