@@ -425,7 +425,7 @@ fn clap_is_used_only_by_the_command_layer() {
 /// The tournament engine is game-blind: outside `run::game` (one module per game and the
 /// registry), nothing of the engine (`run`, `dispatch`, `transport`, `metrics`, and the commands
 /// `farm run`, `farm sprt`, `farm report`) names a game: no `GameJob::`/`Accepted::` variant, no
-/// `Game::`/`GameArg::` variant, no game's module of the `games` crate. A new game is added in
+/// game's module of the `games` crate or of `run::game`. A new game is added in
 /// its own module and the registry, and the engine gives it everything (docs/adding-a-game.md).
 #[test]
 fn the_tournament_engine_names_no_game() {
@@ -449,7 +449,8 @@ fn the_tournament_engine_names_no_game() {
         .iter()
         .filter(|f| !f.starts_with(src.join("run/game")))
     {
-        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = code_only(&text);
         let mut names: Vec<String> = ["GameJob::", "Accepted::", "bm::", "qw::"]
             .iter()
             .filter(|t| code.contains(*t))
@@ -458,21 +459,16 @@ fn the_tournament_engine_names_no_game() {
         names.extend(
             game_modules
                 .iter()
-                .map(|g| format!("games::{g}"))
+                .flat_map(|g| [format!("games::{g}"), format!("game::{g}")])
                 .filter(|t| code.contains(t.as_str())),
         );
-        for enum_name in ["Game::", "GameArg::"] {
-            let variant = code.match_indices(enum_name).find(|(i, _)| {
-                let before = code[..*i].chars().next_back();
-                let after = code[i + enum_name.len()..].chars().next();
-                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                    && after.is_some_and(|c| c.is_ascii_uppercase())
-            });
-            if let Some((i, _)) = variant {
-                let end = code[i..].find(|c: char| !c.is_alphanumeric() && c != ':' && c != '_');
-                names.push(code[i..i + end.unwrap_or(0)].to_string());
-            }
-        }
+        // A game looked up by its name (`Game::by_name("nim")`) is named too.
+        names.extend(
+            game_modules
+                .iter()
+                .map(|g| format!("\"{g}\""))
+                .filter(|t| text.contains(t.as_str())),
+        );
         if !names.is_empty() {
             found.push(format!("{}: {}", f.display(), names.join(", ")));
         }
@@ -481,5 +477,63 @@ fn the_tournament_engine_names_no_game() {
         found.is_empty(),
         "the engine names a game outside run::game:\n{}",
         found.join("\n")
+    );
+}
+
+/// A game is registered in the coordinator by one line: of the lines of `run/game/mod.rs` that
+/// name a game's module, there are exactly two, its `pub mod` and its entry in `GAMES`, and
+/// every module of `run/game/` is in `GAMES` (docs/adding-a-game.md). Everything else the
+/// engine needs of a game (`--game`'s value and help, the sizes, the clock check, the job, the
+/// accept, the viewer) is the game's `TournamentGame` implementation in its own module.
+#[test]
+fn a_game_is_registered_in_the_engine_by_one_line() {
+    let dir = repo().join("coordinator/src/run/game");
+    let registry = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let code = code_only(&registry);
+    let mut modules: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".rs")?;
+            (stem != "mod").then(|| stem.to_string())
+        })
+        .collect();
+    modules.sort();
+    assert!(modules.len() >= 5, "game modules: {modules:?}");
+    let games_list = code
+        .split("pub static GAMES")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .expect("run/game/mod.rs declares `pub static GAMES: [Game; N] = [...];`");
+    let mut wrong = Vec::new();
+    for m in &modules {
+        let naming: Vec<&str> = code
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                l.match_indices(m.as_str()).any(|(i, _)| {
+                    let before = l[..i].chars().next_back();
+                    let after = l[i + m.len()..].chars().next();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            })
+            .collect();
+        let registered = games_list.contains(&format!("{m}::"));
+        let expected = [format!("pub mod {m};")];
+        let other: Vec<&&str> = naming
+            .iter()
+            .filter(|l| !expected.contains(&l.to_string()) && !games_list.contains(*l))
+            .collect();
+        if !registered || naming.len() != 2 || !other.is_empty() {
+            wrong.push(format!(
+                "{m}: in GAMES: {registered}; lines naming it: {naming:?}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a game is named in run/game/mod.rs beyond its `pub mod` and its GAMES line:\n{}",
+        wrong.join("\n")
     );
 }

@@ -16,7 +16,6 @@ use shared::codec::FarmKey;
 
 use crate::botprep::{default_cache_dir, HostSettings};
 use crate::cluster::Cluster;
-use crate::run::game::Game;
 
 /// `--sandbox`: which isolation bots (and proboj servers) run under.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -338,6 +337,17 @@ impl MetricsArgs {
     }
 }
 
+/// `--game NAME` (env `FARM_GAME`): the names and one-line summaries come from `run::game::GAMES`.
+impl clap::ValueEnum for crate::run::game::Game {
+    fn value_variants<'a>() -> &'a [Self] {
+        &crate::run::game::GAMES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.summary()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,36 +513,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(wrap.contains("--uid-base"), "{wrap}");
-    }
-}
-
-/// `--game`: the game a tournament plays (the engine's `run::game::Game`).
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GameArg {
-    /// Bomberman (RULES.md): 2 to 10 seats, .cpp sources or executables.
-    #[default]
-    Bomberman,
-    /// 钳王, the 4×4 capture game: 2 seats (black, red), .js bots; a pair is one seed played
-    /// with both colours.
-    Qianwang,
-    /// Nim, the smallest game: 2 seats, .cpp sources or executables, --turn-ms per answer.
-    Nim,
-    /// Lowest unique, the three-seat test game: 3 seats, .cpp sources or executables.
-    Lowest,
-    /// A proboj game (its referee an external server): the entrants are players of the
-    /// config.json in --workspace, named by their names; every map (`args` of its games.json)
-    /// played --seeds times per seating.
-    Proboj,
-}
-
-impl From<GameArg> for Game {
-    fn from(g: GameArg) -> Game {
-        match g {
-            GameArg::Bomberman => Game::Bomberman,
-            GameArg::Qianwang => Game::Qianwang,
-            GameArg::Nim => Game::Nim,
-            GameArg::Lowest => Game::Lowest,
-            GameArg::Proboj => Game::Proboj,
-        }
     }
 }

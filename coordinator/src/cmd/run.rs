@@ -10,7 +10,6 @@ use clap::Args;
 
 use shared::schedule::ScheduleError;
 
-use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::engine::Engine;
 use crate::run::game::Game;
@@ -24,8 +23,8 @@ pub struct RunArgs {
     /// The game to play (each value says what its entrants are). A game always played by as
     /// many seats (qianwang and nim: 2, lowest: 3) takes that as its --sizes; bomberman and
     /// proboj read --workspace, only bomberman has --formal.
-    #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
-    pub game: GameArg,
+    #[arg(long, value_enum, default_value_t = Game::default(), value_name = "GAME", env = "FARM_GAME")]
+    pub game: Game,
     /// The referee package (its MANIFEST.json is checked before anything runs); with --game
     /// proboj, the folder of the game's config.json and games.json (e.g. bots/proboj), whose
     /// commands are relative to the directory farm runs in.
@@ -170,7 +169,7 @@ impl RunArgs {
 
 /// The setup of `farm run`'s flags.
 fn setup_of(args: &RunArgs) -> Result<Setup> {
-    let game = Game::from(args.game);
+    let game = args.game;
     // The bundled tournament (its roster, anchor and frozen schedule) is the default game's.
     if args.formal && game != Game::default() {
         anyhow::bail!(
@@ -219,7 +218,7 @@ fn tournament_of_run(args: &RunArgs) -> Tournament {
         Tournament {
             bots: args.bots.clone(),
             anchor: args.anchor.clone().unwrap_or_default(),
-            sizes: match Game::from(args.game).default_sizes() {
+            sizes: match args.game.default_sizes() {
                 Some(sizes) if args.sizes.is_empty() => sizes,
                 _ => args.sizes.clone(),
             },

@@ -11,7 +11,6 @@ use clap::Args;
 use shared::schedule::Identity;
 use shared::sprt::Sprt;
 
-use super::flags::GameArg;
 use super::flags::{ClockArgs, ClusterArgs, MetricsArgs, SandboxArgs, ScaleClockArgs};
 use crate::run::engine::Engine;
 use crate::run::game::Game;
@@ -24,8 +23,8 @@ pub struct SprtArgs {
     /// The game: bomberman or nim (.cpp sources or executables), qianwang (钳王, .js bots) or
     /// proboj (--new and --base name players of the config.json in --workspace). A pair is one
     /// seed (proboj: one map, in turn) played with both seat orders.
-    #[arg(long, value_enum, default_value_t = GameArg::default(), value_name = "GAME", env = "FARM_GAME")]
-    pub game: GameArg,
+    #[arg(long, value_enum, default_value_t = Game::default(), value_name = "GAME", env = "FARM_GAME")]
+    pub game: Game,
     /// The tested bot, NAME=PROGRAM (an executable or a .cpp source; with --game proboj, a
     /// player's name). H1 says it is at least --elo1 stronger than --base; the Elo figures are
     /// its.
@@ -143,9 +142,9 @@ pub fn run(args: SprtArgs) -> Result<ExitCode> {
         scoring_extra: vec![(SPRT_IDENTITY.to_string(), params.to_string())],
     };
     let clock = args.scale.tournament(&args.clock);
-    Game::from(args.game).check_clock(&clock)?;
+    args.game.check_clock(&clock)?;
     let setup = Setup {
-        game: args.game.into(),
+        game: args.game,
         workspace: args.workspace.clone(),
         output: args.output.clone(),
         resume: args.resume,

@@ -106,7 +106,7 @@ pub async fn drive<T: Transport>(
             let Some(n) = flow.next_match() else { break };
             shell
                 .flights
-                .publish(job(plan, engine, &programs, n))
+                .publish(job(plan, engine, &programs, n)?)
                 .await?;
             shell.metrics.dispatched.inc();
         }
@@ -196,7 +196,7 @@ fn resume(
 
 /// The job of match `n`: its seats from the schedule and roster, the game's part (bomberman:
 /// the clock travels in the job).
-fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Job {
+fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Result<Job> {
     let e = &plan.schedule[(n - 1) as usize];
     let names: Vec<String> = e
         .slots
@@ -220,8 +220,8 @@ fn job(plan: &Plan, engine: &Engine, programs: &[ProgramRef], n: u64) -> Job {
             .collect(),
         false => Vec::new(),
     };
-    let game = plan.game.job(&engine.clock, &plan.kit, unit);
-    games::job::job(&plan.tournament, n, seats, game)
+    let game = plan.game.job(&engine.clock, &plan.kit, unit)?;
+    Ok(games::job::job(&plan.tournament, n, seats, game))
 }
 
 /// The viewer index of the results so far (a resume's), before any match is played: from then

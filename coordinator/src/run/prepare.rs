@@ -80,7 +80,7 @@ impl Plan {
 /// alone changes nothing when every bot compiles, and is not recorded.
 pub const DID_NOT_COMPILE: &str = "did_not_compile";
 
-pub use super::game::bomberman::COMPILE_FAILURES_NAME;
+pub use super::game::COMPILE_FAILURES_NAME;
 
 /// The bundled roster for `--formal`, in slot order (slot 1 is the anchor). Four distinct bots;
 /// the extra entrants are copies under other names (so the 10-player size has ten seats), and

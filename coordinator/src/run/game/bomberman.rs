@@ -8,18 +8,16 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use games::bomberman as bm;
+use shared::msg::{BombermanJob, GameJob};
 use shared::schedule::ScheduleEntry;
 
-use super::{EntrantCheck, Package};
+use super::{EntrantCheck, Kit, Package, Unit, COMPILE_FAILURES_NAME};
 use crate::botprep::{BotPrep, NotCompiled};
+use crate::clock::TournamentClock;
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
 use crate::run::viewer_index::{self, Viewer};
 use crate::workspace;
-
-/// File in the output folder with the compiler's messages of the bots that did not compile
-/// (written only when there are some, with --allow-compile-failures); the report reads it.
-pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
 
 /// The referee package in `workspace`: its MANIFEST checked file by file, and a VERSION file
 /// (when there is one) naming this farm's referee.
@@ -141,4 +139,78 @@ fn write_match(replays: &Path, n: u64, replay: &bm::replay::Replay) -> Result<()
 pub fn saved_results(text: &str) -> Result<Vec<Value>> {
     let replay = bm::replay::verify(text)?;
     Ok(vec![replay.row_result_json(), replay.result_json()])
+}
+
+/// Bomberman in the registry (`run::game::GAMES`).
+pub struct Bomberman;
+
+impl super::TournamentGame for Bomberman {
+    fn name(&self) -> &'static str {
+        "bomberman"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Bomberman (RULES.md): 2 to 10 seats, .cpp sources or executables"
+    }
+
+    fn version(&self) -> &'static str {
+        bm::VERSION
+    }
+
+    fn scoring(&self) -> shared::report::Scoring {
+        shared::report::Scoring::SurvivalKill
+    }
+
+    fn record_names_version(&self) -> bool {
+        false
+    }
+
+    fn verify_record(&self, _text: &str) -> Option<Result<String>> {
+        None // `farm verify` checks a Bomberman replay with its clock lines itself
+    }
+
+    fn check_clock(&self, _clock: &crate::clock::TournamentClock) -> Result<()> {
+        Ok(())
+    }
+
+    fn package(&self, workspace: &Path, _output: &Path) -> Result<Package> {
+        package(workspace)
+    }
+
+    fn check_entrants(
+        &self,
+        check: EntrantCheck,
+        entries: &[Entry],
+        hashes: &[String],
+        output: &Path,
+    ) -> Result<Vec<NotCompiled>> {
+        check_entrants(check, entries, hashes, output)
+    }
+
+    fn job(&self, clock: &TournamentClock, _kit: &Kit, unit: Unit) -> Result<GameJob> {
+        Ok(GameJob::Bomberman(BombermanJob {
+            seed: unit.entry.seed,
+            manifest_digest: unit.package_digest.to_string(),
+            clock: crate::clock::job_clock(clock),
+        }))
+    }
+
+    fn accept(
+        &self,
+        arrival: &Arrival,
+        _kit: &Kit,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value> {
+        accept(arrival, entry, bot_hashes, out)
+    }
+
+    fn saved_results(&self, text: &str) -> Result<Vec<Value>> {
+        saved_results(text)
+    }
+
+    fn viewer(&self) -> Option<&'static Viewer> {
+        Some(&VIEWER)
+    }
 }

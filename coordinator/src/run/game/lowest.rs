@@ -146,6 +146,73 @@ pub fn row_result(record: &LowestRecord) -> Value {
     })
 }
 
+/// Lowest in the registry (`run::game::GAMES`).
+pub struct Lowest;
+
+impl super::TournamentGame for Lowest {
+    fn name(&self) -> &'static str {
+        "lowest"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Lowest unique, the three-seat test game: 3 seats, .cpp sources or executables"
+    }
+
+    fn version(&self) -> &'static str {
+        lowest::VERSION
+    }
+
+    fn verify_record(&self, text: &str) -> Option<Result<String>> {
+        Some(verify_text(text))
+    }
+
+    fn check_clock(&self, clock: &TournamentClock) -> Result<()> {
+        check_clock(clock)
+    }
+
+    fn default_sizes(&self) -> Option<Vec<i64>> {
+        Some(vec![3])
+    }
+
+    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
+        check_sizes(sizes)
+    }
+
+    fn check_entrants(
+        &self,
+        check: super::EntrantCheck,
+        entries: &[Entry],
+        hashes: &[String],
+        _output: &Path,
+    ) -> Result<Vec<NotCompiled>> {
+        check_entrants(check.host, entries, hashes)
+    }
+
+    fn job(
+        &self,
+        clock: &TournamentClock,
+        _kit: &super::Kit,
+        unit: super::Unit,
+    ) -> Result<GameJob> {
+        Ok(job(clock, unit.entry.seed))
+    }
+
+    fn accept(
+        &self,
+        arrival: &Arrival,
+        _kit: &super::Kit,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value> {
+        accept(arrival, entry, bot_hashes, out)
+    }
+
+    fn saved_results(&self, text: &str) -> Result<Vec<Value>> {
+        saved_results(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

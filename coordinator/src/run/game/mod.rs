@@ -4,9 +4,10 @@
 //! checkpoints rows and rates them; each row's `result` is the shape the scoring reads
 //! (`shared::results::GameResult`: names, ranks, validity, per-seat points, errors and faults).
 //!
-//! An enum, as on the wire (`shared::msg::GameJob`): each method is one arm per game, calling
-//! that game's module ([`bomberman`], [`qianwang`]); a game is named here and in its module, and
-//! nowhere else in the engine. A run folder says which game it holds through identity.json's
+//! A trait, [`TournamentGame`], implemented once per game in its own module ([`bomberman`],
+//! [`qianwang`], [`nim`], [`lowest`], [`proboj`]), and a registry, [`GAMES`]: a game is named by
+//! its module and its one line there, and nowhere else in the engine (the wire keeps an enum,
+//! `shared::msg::GameJob`, as a closed set the codec can decode; docs/adding-a-game.md says why). A run folder says which game it holds through identity.json's
 //! `version` (the referee version), so the commands that read a folder ([`Game::of_version`])
 //! need no flag.
 
@@ -16,12 +17,14 @@ pub mod nim;
 pub mod proboj;
 pub mod qianwang;
 
+use std::any::Any;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use serde_json::Value;
 
-use shared::msg::{BombermanJob, GameJob, QianwangJob};
+use shared::msg::GameJob;
 use shared::ordmap::StrMap;
 use shared::schedule::ScheduleEntry;
 
@@ -31,32 +34,52 @@ use crate::botprep::{HostSettings, NotCompiled};
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
 
-/// A game the tournament engine plays (`--game`, `cmd::flags::GameArg`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Game {
-    /// The Bomberman of RULES.md: 2 to 10 seats, C++ sources or executables, maps by seed.
-    #[default]
-    Bomberman,
-    /// 钳王, the 4×4 capture game: 2 seats (black, red), JavaScript bots (`.js`), a pair is
-    /// one seed played with both colours.
-    Qianwang,
-    /// Nim, the farm's smallest game: 2 seats, `.cpp` sources or executables, heaps by seed.
-    Nim,
-    /// Lowest unique, the three-seat test game: 3 seats, `.cpp` sources or executables.
-    Lowest,
-    /// A proboj game (its referee an external server program): the players of a config.json,
-    /// the maps (`args`) of a games.json.
-    Proboj,
+/// File in the output folder with the compiler's messages of the bots that did not compile
+/// (written only when there are some, with --allow-compile-failures); the report reads it.
+pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
+
+/// The games the tournament engine plays, in `--game`'s order (the first is the default): a
+/// game is registered by its one line here (and its `pub mod` above).
+pub static GAMES: [Game; 5] = [
+    Game(&bomberman::Bomberman),
+    Game(&qianwang::Qianwang),
+    Game(&nim::Nim),
+    Game(&lowest::Lowest),
+    Game(&proboj::Proboj),
+];
+
+/// A game the tournament engine plays (`--game`): a handle on its [`TournamentGame`], compared
+/// by name.
+#[derive(Clone, Copy)]
+pub struct Game(&'static dyn TournamentGame);
+
+impl std::ops::Deref for Game {
+    type Target = dyn TournamentGame;
+    fn deref(&self) -> &Self::Target {
+        self.0
+    }
 }
 
-/// Every game, for the lookups by name and version.
-const GAMES: [Game; 5] = [
-    Game::Bomberman,
-    Game::Qianwang,
-    Game::Nim,
-    Game::Lowest,
-    Game::Proboj,
-];
+impl PartialEq for Game {
+    fn eq(&self, other: &Game) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Game {}
+
+impl std::fmt::Debug for Game {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Game({})", self.name())
+    }
+}
+
+impl Default for Game {
+    /// Bomberman, the first of [`GAMES`].
+    fn default() -> Game {
+        GAMES[0]
+    }
+}
 
 /// What checking the entrants needs of a run's setup.
 #[derive(Debug, Clone, Copy)]
@@ -82,12 +105,31 @@ pub struct Package {
     pub kit: Kit,
 }
 
-/// A game's own per-run data its jobs are built from (proboj: the config, files and maps).
-#[derive(Debug, Clone, Default)]
-pub enum Kit {
-    #[default]
-    None,
-    Proboj(Box<proboj::Kit>),
+/// A game's own per-run data its jobs are built from (proboj: the config, files and maps), or
+/// nothing; only the game that made it reads it ([`Kit::get`]).
+#[derive(Clone, Default)]
+pub struct Kit(Option<Arc<dyn Any + Send + Sync>>);
+
+impl Kit {
+    /// A kit holding `data`.
+    pub fn new<T: Any + Send + Sync>(data: T) -> Kit {
+        Kit(Some(Arc::new(data)))
+    }
+
+    /// The data, if this kit holds a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_ref()?.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for Kit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Kit(..)"
+        } else {
+            "Kit(none)"
+        })
+    }
 }
 
 /// One match as its job's game part sees it.
@@ -101,241 +143,161 @@ pub struct Unit<'a> {
     pub package_digest: &'a str,
 }
 
-impl Game {
+/// What the engine needs of a game, one implementation per game in its own module. The
+/// methods with a body are what most games do; a game overrides what it does otherwise.
+pub trait TournamentGame: Sync {
     /// The name `--game` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Game::Bomberman => "bomberman",
-            Game::Qianwang => "qianwang",
-            Game::Nim => "nim",
-            Game::Lowest => "lowest",
-            Game::Proboj => "proboj",
-        }
-    }
+    fn name(&self) -> &'static str;
 
-    /// How a match scores, for the per-size tables of 汇总.md and report.html.
-    pub fn scoring(self) -> shared::report::Scoring {
-        match self {
-            Game::Bomberman => shared::report::Scoring::SurvivalKill,
-            Game::Qianwang | Game::Nim | Game::Lowest | Game::Proboj => {
-                shared::report::Scoring::WinDrawLoss
-            }
-        }
-    }
+    /// One line for `farm run --help`: seats, entrants, what a pair or unit is.
+    fn summary(&self) -> &'static str;
 
     /// The referee version: identity.json's `version`, every job's `referee_version`.
-    pub fn version(self) -> &'static str {
-        match self {
-            Game::Bomberman => games::bomberman::VERSION,
-            Game::Qianwang => games::qianwang::VERSION,
-            Game::Nim => games::nim::VERSION,
-            Game::Lowest => games::lowest::VERSION,
-            Game::Proboj => games::proboj::VERSION,
+    fn version(&self) -> &'static str;
+
+    /// How a match scores, for the per-size tables of 汇总.md and report.html.
+    fn scoring(&self) -> shared::report::Scoring {
+        shared::report::Scoring::WinDrawLoss
+    }
+
+    /// Whether the game's saved records name its version first (`{"version":"…"`), which is how
+    /// [`Game::of_replay`] tells them apart; the one game whose replays do not is the fallback.
+    fn record_names_version(&self) -> bool {
+        true
+    }
+
+    /// `farm verify` of a replay file's text: what it found, or why it is rejected; None when
+    /// the command verifies the game's replays itself (Bomberman's, with their clock lines).
+    fn verify_record(&self, text: &str) -> Option<Result<String>>;
+
+    /// Refuse a clock the game does not take. By default a game plays under its own limits and
+    /// refuses every Bomberman clock flag.
+    fn check_clock(&self, clock: &crate::clock::TournamentClock) -> Result<()> {
+        if *clock == crate::clock::TournamentClock::default() {
+            return Ok(());
         }
+        bail!(
+            "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
+             FARM_SCALE_CLOCK) set the Bomberman clock; {}: drop them with --game {}",
+            self.own_clock(),
+            self.name()
+        )
+    }
+
+    /// What a game that refuses the Bomberman clock plays under instead, for that refusal.
+    fn own_clock(&self) -> &'static str {
+        "this game plays under its own rules' limits"
+    }
+
+    /// The match sizes when `--sizes` is not given (a game always played by as many), or None
+    /// when the operator must choose.
+    fn default_sizes(&self) -> Option<Vec<i64>> {
+        None
+    }
+
+    /// Refuse match sizes the game cannot play, saying which it can (by default any the
+    /// schedule takes, 2 to 10).
+    fn check_sizes(&self, _sizes: &[i64]) -> Result<()> {
+        Ok(())
+    }
+
+    /// The referee package of a run (checked against its MANIFEST), or none; `output` is the
+    /// run's folder (never packed).
+    fn package(&self, _workspace: &Path, _output: &Path) -> Result<Package> {
+        Ok(Package::default())
+    }
+
+    /// The entrants, in slot order: `Name=program` entries (`--bots`) by default.
+    fn entrants(&self, _kit: &Kit, bots: &[String], cwd: &Path) -> Result<Vec<Entry>> {
+        Ok(crate::roster::parse_entries(bots, cwd)?)
+    }
+
+    /// Each entrant's hash (identity.json's `bot_hashes`, every result's `hashes`): by default
+    /// its program file's sha256.
+    fn bot_hashes(&self, _kit: &Kit, entries: &[Entry]) -> Result<Vec<String>> {
+        entries
+            .iter()
+            .map(|e| crate::botprep::file_sha256(&e.program))
+            .collect()
+    }
+
+    /// True when each entrant is a program file a seat carries (shipped by hash).
+    fn seats_carry_programs(&self) -> bool {
+        true
+    }
+
+    /// How many schedule seeds one `--seeds` stands for, when they are numbered units rather
+    /// than drawn seeds (None: drawn).
+    fn seeds_per_unit(&self, _kit: &Kit) -> Option<i64> {
+        None
+    }
+
+    /// Check every entrant before anything is written (compile, load): the bots that cannot
+    /// play (returned only when `--allow-compile-failures` lets them play and lose), or an error
+    /// naming each bot and why.
+    fn check_entrants(
+        &self,
+        check: EntrantCheck,
+        entries: &[Entry],
+        hashes: &[String],
+        output: &Path,
+    ) -> Result<Vec<NotCompiled>>;
+
+    /// The game part of a match's job.
+    fn job(&self, clock: &crate::clock::TournamentClock, kit: &Kit, unit: Unit) -> Result<GameJob>;
+
+    /// Accept a report through the one verifying function (`games::accept`), check it against
+    /// its schedule entry, and save its replay as `out/replays/NNNNN.json.gz` (and the viewer's
+    /// data file): the row result scoring reads.
+    fn accept(
+        &self,
+        arrival: &Arrival,
+        kit: &Kit,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value>;
+
+    /// A saved replay's text re-verified (a resume trusts nothing it did not check): the row
+    /// results it may have been logged with (the current form first).
+    fn saved_results(&self, text: &str) -> Result<Vec<Value>>;
+
+    /// The game's viewer index (`replays/index.html`), if it has one.
+    fn viewer(&self) -> Option<&'static Viewer> {
+        None
+    }
+}
+
+impl Game {
+    /// The game `--game NAME` names.
+    pub fn by_name(name: &str) -> Option<Game> {
+        GAMES.iter().copied().find(|g| g.name() == name)
     }
 
     /// The game of a run folder, from identity.json's `version`.
     pub fn of_version(version: &str) -> Result<Game> {
-        if let Some(game) = GAMES.into_iter().find(|g| g.version() == version) {
+        if let Some(game) = GAMES.iter().copied().find(|g| g.version() == version) {
             return Ok(game);
         }
         let known: Vec<&str> = GAMES.iter().map(|g| g.version()).collect();
         bail!("identity.json names referee {version:?}, which this farm does not run (it runs {known:?})")
     }
 
-    /// The game of a replay file's text: a record of any game but Bomberman names its referee
-    /// version first (`{"version":"matchfarm-qianwang/1"`); anything else is read as a Bomberman
-    /// replay.
+    /// The game of a replay file's text: a record that names its referee version first
+    /// (`{"version":"matchfarm-qianwang/1"`) is that game's; anything else is read as the
+    /// replay of the game whose records do not (Bomberman).
     pub fn of_replay(text: &str) -> Game {
         let head = text.trim_start();
-        [Game::Qianwang, Game::Nim, Game::Lowest, Game::Proboj]
-            .into_iter()
-            .find(|g| head.starts_with(&format!("{{\"version\":\"{}\"", g.version())))
-            .unwrap_or(Game::Bomberman)
-    }
-
-    /// `farm verify` of a replay file's text: what it found, or why it is rejected (Bomberman's
-    /// replays are verified by the command itself, with their clock lines).
-    pub fn verify_record(self, text: &str) -> Option<Result<String>> {
-        match self {
-            Game::Bomberman => None,
-            Game::Qianwang => Some(qianwang::verify_text(text)),
-            Game::Nim => Some(nim::verify_text(text)),
-            Game::Lowest => Some(lowest::verify_text(text)),
-            Game::Proboj => Some(proboj::verify_text(text)),
-        }
-    }
-
-    /// Refuse a clock the game does not take: 钳王 plays under its own rules' limits (thinking
-    /// points and a wall limit per move), never the Bomberman clock flags.
-    pub fn check_clock(self, clock: &crate::clock::TournamentClock) -> Result<()> {
-        match self {
-            Game::Bomberman => Ok(()),
-            Game::Nim => nim::check_clock(clock),
-            Game::Lowest => lowest::check_clock(clock),
-            Game::Qianwang | Game::Proboj if *clock == crate::clock::TournamentClock::default() => {
-                Ok(())
-            }
-            Game::Proboj => bail!(
-                "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
-                 FARM_SCALE_CLOCK) set the Bomberman clock; a proboj game plays under its \
-                 config.json's `timeout` per language: drop them with --game proboj"
-            ),
-            Game::Qianwang => bail!(
-                "--turn-ms, --time-bank-ms and --scale-clock (FARM_TURN_MS, FARM_TIME_BANK_MS, \
-                 FARM_SCALE_CLOCK) set the Bomberman clock; 钳王 plays under its rules' limits \
-                 (thinking points and a wall limit per move): drop them with --game qianwang"
-            ),
-        }
-    }
-
-    /// The match sizes when `--sizes` is not given (a game always played by as many), or None
-    /// when the operator must choose.
-    pub fn default_sizes(self) -> Option<Vec<i64>> {
-        match self {
-            Game::Bomberman | Game::Proboj => None,
-            Game::Qianwang | Game::Nim => Some(vec![2]),
-            Game::Lowest => Some(vec![3]),
-        }
-    }
-
-    /// Refuse match sizes the game cannot play, saying which it can.
-    pub fn check_sizes(self, sizes: &[i64]) -> Result<()> {
-        match self {
-            Game::Bomberman | Game::Proboj => Ok(()), // the schedule checks 2..=10
-            Game::Qianwang => qianwang::check_sizes(sizes),
-            Game::Nim => nim::check_sizes(sizes),
-            Game::Lowest => lowest::check_sizes(sizes),
-        }
-    }
-
-    /// The referee package of a run (checked against its MANIFEST), or none; `output` is the
-    /// run's folder (never packed).
-    pub fn package(self, workspace: &Path, output: &Path) -> Result<Package> {
-        match self {
-            Game::Bomberman => bomberman::package(workspace),
-            Game::Proboj => proboj::package(workspace, output),
-            Game::Qianwang | Game::Nim | Game::Lowest => Ok(Package::default()),
-        }
-    }
-
-    /// The entrants, in slot order: `Name=program` entries (`--bots`), or for proboj the
-    /// config's players named by --bots (all of them when it is empty).
-    pub fn entrants(self, kit: &Kit, bots: &[String], cwd: &Path) -> Result<Vec<Entry>> {
-        match (self, kit) {
-            (Game::Proboj, Kit::Proboj(kit)) => proboj::entrants(kit, bots),
-            _ => Ok(crate::roster::parse_entries(bots, cwd)?),
-        }
-    }
-
-    /// Each entrant's hash (identity.json's `bot_hashes`, every result's `hashes`): its
-    /// program file's sha256, or for proboj its player's.
-    pub fn bot_hashes(self, kit: &Kit, entries: &[Entry]) -> Result<Vec<String>> {
-        match (self, kit) {
-            (Game::Proboj, Kit::Proboj(kit)) => proboj::bot_hashes(kit, entries),
-            _ => entries
-                .iter()
-                .map(|e| crate::botprep::file_sha256(&e.program))
-                .collect(),
-        }
-    }
-
-    /// True when each entrant is a program file a seat carries (shipped by hash); a proboj
-    /// player is a command of the game's package.
-    pub fn seats_carry_programs(self) -> bool {
-        self != Game::Proboj
-    }
-
-    /// How many schedule seeds one `--seeds` stands for, and whether they are numbered rather
-    /// than drawn: a proboj `--seeds N` plays every map N times (seed `s` is map `s mod maps`).
-    pub fn seeds_per_unit(self, kit: &Kit) -> Option<i64> {
-        match kit {
-            Kit::Proboj(kit) => Some(kit.map_count() as i64),
-            Kit::None => None,
-        }
-    }
-
-    /// Check every entrant before anything is written (compile, load): the bots that cannot
-    /// play (returned only when `--allow-compile-failures` lets them play and lose), or an error
-    /// naming each bot and why.
-    pub fn check_entrants(
-        self,
-        check: EntrantCheck,
-        entries: &[Entry],
-        hashes: &[String],
-        output: &Path,
-    ) -> Result<Vec<NotCompiled>> {
-        match self {
-            Game::Bomberman => bomberman::check_entrants(check, entries, hashes, output),
-            Game::Qianwang => qianwang::check_entrants(check.host, entries),
-            Game::Nim => nim::check_entrants(check.host, entries, hashes),
-            Game::Lowest => lowest::check_entrants(check.host, entries, hashes),
-            Game::Proboj => Ok(Vec::new()), // its players were checked as the kit was read
-        }
-    }
-
-    /// The game part of a match's job (bomberman: the clock travels in the job; proboj: the
-    /// game entry and package).
-    pub fn job(self, clock: &crate::clock::TournamentClock, kit: &Kit, unit: Unit) -> GameJob {
-        let seed = unit.entry.seed;
-        match (self, kit) {
-            (Game::Proboj, Kit::Proboj(kit)) => {
-                proboj::job(kit, unit.number, unit.entry, unit.seats)
-            }
-            (Game::Bomberman | Game::Proboj, _) => GameJob::Bomberman(BombermanJob {
-                seed,
-                manifest_digest: unit.package_digest.to_string(),
-                clock: crate::clock::job_clock(clock),
-            }),
-            (Game::Qianwang, _) => GameJob::Qianwang(QianwangJob { seed }),
-            (Game::Nim, _) => nim::job(clock, seed),
-            (Game::Lowest, _) => lowest::job(clock, seed),
-        }
-    }
-
-    /// Accept a report through the one verifying function (`games::accept`), check it against
-    /// its schedule entry, and save its replay as `out/replays/NNNNN.json.gz` (and the viewer's
-    /// data file): the row result scoring reads.
-    pub fn accept(
-        self,
-        arrival: &Arrival,
-        kit: &Kit,
-        entry: &ScheduleEntry,
-        bot_hashes: &[String],
-        out: &Path,
-    ) -> Result<Value> {
-        match (self, kit) {
-            (Game::Bomberman, _) => bomberman::accept(arrival, entry, bot_hashes, out),
-            (Game::Qianwang, _) => qianwang::accept(arrival, entry, bot_hashes, out),
-            (Game::Nim, _) => nim::accept(arrival, entry, bot_hashes, out),
-            (Game::Lowest, _) => lowest::accept(arrival, entry, bot_hashes, out),
-            (Game::Proboj, Kit::Proboj(kit)) => {
-                proboj::accept(arrival, kit, entry, bot_hashes, out)
-            }
-            (Game::Proboj, Kit::None) => bail!("a proboj run without its game's kit"),
-        }
-    }
-
-    /// A saved replay's text re-verified (a resume trusts nothing it did not check): the row
-    /// results it may have been logged with (the current form first).
-    pub fn saved_results(self, text: &str) -> Result<Vec<Value>> {
-        match self {
-            Game::Bomberman => bomberman::saved_results(text),
-            Game::Qianwang => qianwang::saved_results(text),
-            Game::Nim => nim::saved_results(text),
-            Game::Lowest => lowest::saved_results(text),
-            Game::Proboj => proboj::saved_results(text),
-        }
-    }
-
-    /// The game's viewer index (`replays/index.html`), if it has one.
-    fn viewer(self) -> Option<&'static Viewer> {
-        match self {
-            Game::Bomberman => Some(&bomberman::VIEWER),
-            Game::Qianwang => Some(&qianwang::VIEWER),
-            Game::Nim => Some(&nim::VIEWER),
-            Game::Lowest | Game::Proboj => None,
-        }
+        let names = |g: &Game| {
+            g.record_names_version()
+                && head.starts_with(&format!("{{\"version\":\"{}\"", g.version()))
+        };
+        GAMES
+            .iter()
+            .copied()
+            .find(names)
+            .or_else(|| GAMES.iter().copied().find(|g| !g.record_names_version()))
+            .unwrap_or_default()
     }
 
     /// Write the folder's viewer index from its results log, when the game has one; the

@@ -131,13 +131,13 @@ pub fn package(workspace: &Path, output: &Path) -> Result<Package> {
         manifest,
         digest: pkg.digest.clone(),
         files,
-        kit: super::Kit::Proboj(Box::new(Kit {
+        kit: super::Kit::new(Kit {
             config_json: pkg.config_json,
             files: pkg.files,
             maps,
             players,
             digest: pkg.digest,
-        })),
+        }),
     })
 }
 
@@ -428,6 +428,95 @@ pub fn row_result(r: &Record) -> Result<Value> {
         "hashes": hashes,
         "turns": r.commands,
     }))
+}
+
+/// proboj in the registry (`run::game::GAMES`): its entrants, maps and package come from the
+/// kit [`package`] reads.
+pub struct Proboj;
+
+impl Proboj {
+    fn kit(kit: &super::Kit) -> Result<&Kit> {
+        kit.get::<Kit>()
+            .context("a proboj run without its game's kit (config.json, games.json)")
+    }
+}
+
+impl super::TournamentGame for Proboj {
+    fn name(&self) -> &'static str {
+        "proboj"
+    }
+
+    fn summary(&self) -> &'static str {
+        "A proboj game (its referee an external server): the entrants are players of the \
+         config.json in --workspace, named by their names; every map (`args` of its games.json) \
+         played --seeds times per seating"
+    }
+
+    fn version(&self) -> &'static str {
+        games::proboj::VERSION
+    }
+
+    fn verify_record(&self, text: &str) -> Option<Result<String>> {
+        Some(verify_text(text))
+    }
+
+    fn own_clock(&self) -> &'static str {
+        "a proboj game plays under its config.json's `timeout` per language"
+    }
+
+    fn package(&self, workspace: &Path, output: &Path) -> Result<Package> {
+        package(workspace, output)
+    }
+
+    fn entrants(&self, kit: &super::Kit, bots: &[String], _cwd: &Path) -> Result<Vec<Entry>> {
+        entrants(Self::kit(kit)?, bots)
+    }
+
+    fn bot_hashes(&self, kit: &super::Kit, entries: &[Entry]) -> Result<Vec<String>> {
+        bot_hashes(Self::kit(kit)?, entries)
+    }
+
+    fn seats_carry_programs(&self) -> bool {
+        false // a player is a command of the game's package
+    }
+
+    fn seeds_per_unit(&self, kit: &super::Kit) -> Option<i64> {
+        kit.get::<Kit>().map(|k| k.map_count() as i64)
+    }
+
+    fn check_entrants(
+        &self,
+        _check: super::EntrantCheck,
+        _entries: &[Entry],
+        _hashes: &[String],
+        _output: &Path,
+    ) -> Result<Vec<crate::botprep::NotCompiled>> {
+        Ok(Vec::new()) // its players were checked as the kit was read
+    }
+
+    fn job(
+        &self,
+        _clock: &crate::clock::TournamentClock,
+        kit: &super::Kit,
+        unit: super::Unit,
+    ) -> Result<GameJob> {
+        Ok(job(Self::kit(kit)?, unit.number, unit.entry, unit.seats))
+    }
+
+    fn accept(
+        &self,
+        arrival: &Arrival,
+        kit: &super::Kit,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value> {
+        accept(arrival, Self::kit(kit)?, entry, bot_hashes, out)
+    }
+
+    fn saved_results(&self, text: &str) -> Result<Vec<Value>> {
+        saved_results(text)
+    }
 }
 
 #[cfg(test)]

@@ -219,6 +219,80 @@ fn fault_kind(o: &qw::Outcome) -> Value {
     }
 }
 
+/// 钳王 in the registry (`run::game::GAMES`).
+pub struct Qianwang;
+
+impl super::TournamentGame for Qianwang {
+    fn name(&self) -> &'static str {
+        "qianwang"
+    }
+
+    fn summary(&self) -> &'static str {
+        "钳王, the 4×4 capture game: 2 seats (black, red), .js bots; a pair is one seed played \
+         with both colours"
+    }
+
+    fn version(&self) -> &'static str {
+        qw::VERSION
+    }
+
+    fn verify_record(&self, text: &str) -> Option<Result<String>> {
+        Some(verify_text(text))
+    }
+
+    fn own_clock(&self) -> &'static str {
+        "钳王 plays under its rules' limits (thinking points and a wall limit per move)"
+    }
+
+    fn default_sizes(&self) -> Option<Vec<i64>> {
+        Some(vec![2])
+    }
+
+    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
+        check_sizes(sizes)
+    }
+
+    fn check_entrants(
+        &self,
+        check: super::EntrantCheck,
+        entries: &[Entry],
+        _hashes: &[String],
+        _output: &Path,
+    ) -> Result<Vec<NotCompiled>> {
+        check_entrants(check.host, entries)
+    }
+
+    fn job(
+        &self,
+        _clock: &crate::clock::TournamentClock,
+        _kit: &super::Kit,
+        unit: super::Unit,
+    ) -> Result<shared::msg::GameJob> {
+        Ok(shared::msg::GameJob::Qianwang(shared::msg::QianwangJob {
+            seed: unit.entry.seed,
+        }))
+    }
+
+    fn accept(
+        &self,
+        arrival: &Arrival,
+        _kit: &super::Kit,
+        entry: &ScheduleEntry,
+        bot_hashes: &[String],
+        out: &Path,
+    ) -> Result<Value> {
+        accept(arrival, entry, bot_hashes, out)
+    }
+
+    fn saved_results(&self, text: &str) -> Result<Vec<Value>> {
+        saved_results(text)
+    }
+
+    fn viewer(&self) -> Option<&'static Viewer> {
+        Some(&VIEWER)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
