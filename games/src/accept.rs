@@ -84,28 +84,19 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
             worker: report.worker.clone(),
             failure: failure.clone(),
         })?;
-    let invalid = |detail: String| AcceptError::Invalid {
-        number: job.number,
-        worker: report.worker.clone(),
-        game: job.game.name(),
-        detail,
-    };
-    let mismatch = |what: String| AcceptError::Mismatch {
-        number: job.number,
-        worker: report.worker.clone(),
-        what,
-    };
-    let seats = |names: Vec<&str>, hashes: Vec<Option<&str>>| -> Result<(), AcceptError> {
-        seats_differ(&job.seats, &names, &hashes).map_or(Ok(()), |what| Err(mismatch(what)))
+    let holder = Holder {
+        job,
+        worker: &report.worker,
     };
     match &job.game {
         GameJob::Bomberman(j) => {
-            let replay = bm::replay::verify(text).map_err(|e| invalid(e.to_string()))?;
+            let replay = bm::replay::verify(text).map_err(|e| holder.invalid(e.to_string()))?;
             if replay.seed != j.seed || replay.result.seed != j.seed {
-                return Err(mismatch(format!("seed {}, not {}", replay.seed, j.seed)));
+                let seed = replay.seed;
+                return Err(holder.mismatch(format!("seed {seed}, not {}", j.seed)));
             }
-            let names = replay.result.names.iter().map(String::as_str).collect();
-            let hashes = (0..replay.result.names.len())
+            let names: Vec<&str> = replay.result.names.iter().map(String::as_str).collect();
+            let hashes: Vec<Option<&str>> = (0..replay.result.names.len())
                 .map(|i| {
                     replay
                         .result
@@ -114,68 +105,82 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
                         .map(String::as_str)
                 })
                 .collect();
-            seats(names, hashes)?;
+            holder.seats(&names, &hashes)?;
             if let Some(what) = clock_differs(j.clock.as_ref(), &replay, report.speed) {
-                return Err(mismatch(what));
+                return Err(holder.mismatch(what));
             }
             Ok(Accepted::Bomberman(Box::new(replay)))
         }
-        GameJob::Qianwang(j) => {
-            let record = qw::MatchRecord::from_json(text).map_err(|e| invalid(e.to_string()))?;
-            qw::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != j.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
-            }
-            let players = [&record.black, &record.red];
-            seats(
-                players.iter().map(|p| p.name.as_str()).collect(),
-                players
-                    .iter()
-                    .map(|p| Some(p.code_sha256.as_str()))
-                    .collect(),
-            )?;
-            Ok(Accepted::Qianwang(Box::new(record)))
-        }
+        GameJob::Qianwang(j) => seated(text, j.seed, &holder).map(Accepted::Qianwang),
         GameJob::Proboj(p) => {
             // The referee is the game's own server: the bundle is held to its game, not re-run.
-            let bundle = proboj::check(&p.game_json, text).map_err(|e| invalid(e.to_string()))?;
+            let bundle =
+                proboj::check(&p.game_json, text).map_err(|e| holder.invalid(e.to_string()))?;
             Ok(Accepted::Proboj(Box::new(bundle)))
         }
-        GameJob::Nim(j) => {
-            let record: nim::NimRecord =
-                serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-            nim::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != j.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
-            }
-            seats(
-                record.players.iter().map(|p| p.name.as_str()).collect(),
-                record
-                    .players
-                    .iter()
-                    .map(|p| Some(p.code_sha256.as_str()))
-                    .collect(),
-            )?;
-            Ok(Accepted::Nim(Box::new(record)))
-        }
-        GameJob::Lowest(j) => {
-            let record: lowest::LowestRecord =
-                serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-            lowest::verify(&record).map_err(|e| invalid(e.to_string()))?;
-            if record.seed != j.seed {
-                return Err(mismatch(format!("seed {}, not {}", record.seed, j.seed)));
-            }
-            seats(
-                record.players.iter().map(|p| p.name.as_str()).collect(),
-                record
-                    .players
-                    .iter()
-                    .map(|p| Some(p.code_sha256.as_str()))
-                    .collect(),
-            )?;
-            Ok(Accepted::Lowest(Box::new(record)))
+        GameJob::Nim(j) => seated(text, j.seed, &holder).map(Accepted::Nim),
+        GameJob::Lowest(j) => seated(text, j.seed, &holder).map(Accepted::Lowest),
+    }
+}
+
+/// A game record held to its job like every seat game's: decoded, re-verified by its rules,
+/// its seed and its seats (names and program hashes, in seat order) the job's. A game with
+/// such a record implements this beside its rules, and its accept arm is one line
+/// ([`seated`]).
+pub trait SeatedRecord: Sized {
+    /// The record from a report's text.
+    fn decode(text: &str) -> Result<Self, String>;
+    /// Re-play it by the game's rules.
+    fn verify(&self) -> Result<(), String>;
+    /// The seed it was played from.
+    fn seed(&self) -> u64;
+    /// Each seat's name and program sha256, in seat order.
+    fn seats(&self) -> Vec<(&str, &str)>;
+}
+
+/// The job and worker a report is held to, for the refusals.
+struct Holder<'a> {
+    job: &'a Job,
+    worker: &'a str,
+}
+
+impl Holder<'_> {
+    fn invalid(&self, detail: String) -> AcceptError {
+        AcceptError::Invalid {
+            number: self.job.number,
+            worker: self.worker.to_string(),
+            game: self.job.game.name(),
+            detail,
         }
     }
+
+    fn mismatch(&self, what: String) -> AcceptError {
+        AcceptError::Mismatch {
+            number: self.job.number,
+            worker: self.worker.to_string(),
+            what,
+        }
+    }
+
+    fn seats(&self, names: &[&str], hashes: &[Option<&str>]) -> Result<(), AcceptError> {
+        seats_differ(&self.job.seats, names, hashes).map_or(Ok(()), |what| Err(self.mismatch(what)))
+    }
+}
+
+/// A [`SeatedRecord`] held to its job's seed and seats.
+fn seated<R: SeatedRecord>(text: &str, seed: u64, h: &Holder) -> Result<Box<R>, AcceptError> {
+    let record = R::decode(text).map_err(|e| h.invalid(e))?;
+    record.verify().map_err(|e| h.invalid(e))?;
+    if record.seed() != seed {
+        return Err(h.mismatch(format!("seed {}, not {seed}", record.seed())));
+    }
+    let (names, hashes): (Vec<&str>, Vec<Option<&str>>) = record
+        .seats()
+        .into_iter()
+        .map(|(name, hash)| (name, Some(hash)))
+        .unzip();
+    h.seats(&names, &hashes)?;
+    Ok(Box::new(record))
 }
 
 /// How the record's seats (in order, by name and program hash) differ from the job's, if they

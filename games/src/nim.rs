@@ -212,6 +212,28 @@ pub fn points(r: &NimRecord) -> [f64; SEATS] {
     p
 }
 
+/// Held to its job like every seat game's record (`accept::seated`).
+impl crate::accept::SeatedRecord for NimRecord {
+    fn decode(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        verify(self).map_err(|e| e.to_string())
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn seats(&self) -> Vec<(&str, &str)> {
+        self.players
+            .iter()
+            .map(|p| (p.name.as_str(), p.code_sha256.as_str()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

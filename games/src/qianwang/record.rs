@@ -214,3 +214,25 @@ pub fn verify(record: &MatchRecord) -> Result<(), VerifyError> {
         }),
     }
 }
+
+/// Held to its job like every seat game's record (`accept::seated`).
+impl crate::accept::SeatedRecord for MatchRecord {
+    fn decode(text: &str) -> Result<Self, String> {
+        MatchRecord::from_json(text).map_err(|e| e.to_string())
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        verify(self).map_err(|e| e.to_string())
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn seats(&self) -> Vec<(&str, &str)> {
+        [&self.black, &self.red]
+            .into_iter()
+            .map(|p| (p.name.as_str(), p.code_sha256.as_str()))
+            .collect()
+    }
+}
