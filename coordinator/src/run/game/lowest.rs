@@ -18,25 +18,6 @@ use crate::clock::TournamentClock;
 use crate::dispatch::Arrival;
 use crate::roster::Entry;
 
-/// Lowest unique is played by three.
-pub fn check_sizes(sizes: &[i64]) -> Result<()> {
-    if sizes != [3] {
-        bail!("--game lowest plays games of 3: give --sizes 3 (got {sizes:?})");
-    }
-    Ok(())
-}
-
-/// Only the answer limit applies (`--turn-ms`); a bank or a scaled clock is Bomberman's.
-pub fn check_clock(clock: &TournamentClock) -> Result<()> {
-    if clock.spec.bank_ms > 0 || clock.reference_speed.is_some() {
-        bail!(
-            "--time-bank-ms and --scale-clock (FARM_TIME_BANK_MS, FARM_SCALE_CLOCK) are the \
-             Bomberman clock's; a game of lowest unique takes only --turn-ms"
-        );
-    }
-    Ok(())
-}
-
 /// The job's game: every answer limited by the tournament's turn limit.
 pub fn job(clock: &TournamentClock, seed: u64) -> GameJob {
     GameJob::Lowest(LowestJob {
@@ -167,15 +148,11 @@ impl super::TournamentGame for Lowest {
     }
 
     fn check_clock(&self, clock: &TournamentClock) -> Result<()> {
-        check_clock(clock)
+        super::turn_limit_only(clock, "lowest unique")
     }
 
     fn default_sizes(&self) -> Option<Vec<i64>> {
         Some(vec![3])
-    }
-
-    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
-        check_sizes(sizes)
     }
 
     fn check_entrants(
@@ -216,6 +193,7 @@ impl super::TournamentGame for Lowest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::game::TournamentGame;
     use games::lowest::{Player, SeatFault};
 
     #[test]
@@ -263,12 +241,12 @@ mod tests {
 
     #[test]
     fn only_threes_and_only_a_turn_limit() {
-        assert!(check_sizes(&[3]).is_ok());
-        assert!(check_sizes(&[2]).is_err());
-        assert!(check_sizes(&[2, 3]).is_err());
+        assert!(Lowest.check_sizes(&[3]).is_ok());
+        assert!(Lowest.check_sizes(&[2]).is_err());
+        assert!(Lowest.check_sizes(&[2, 3]).is_err());
         let mut clock = TournamentClock::default();
-        assert!(check_clock(&clock).is_ok());
+        assert!(Lowest.check_clock(&clock).is_ok());
         clock.spec.bank_ms = 10;
-        assert!(check_clock(&clock).is_err());
+        assert!(Lowest.check_clock(&clock).is_err());
     }
 }

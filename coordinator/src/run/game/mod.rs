@@ -195,10 +195,19 @@ pub trait TournamentGame: Sync {
         None
     }
 
-    /// Refuse match sizes the game cannot play, saying which it can (by default any the
-    /// schedule takes, 2 to 10).
-    fn check_sizes(&self, _sizes: &[i64]) -> Result<()> {
-        Ok(())
+    /// Refuse match sizes the game cannot play, saying which it can: by default a game with
+    /// [`default_sizes`](Self::default_sizes) plays only those, any other every size the schedule
+    /// takes (2 to 10).
+    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
+        match self.default_sizes() {
+            Some(only) if sizes != only.as_slice() => bail!(
+                "--game {} plays matches of {}: give --sizes {} (got {sizes:?})",
+                self.name(),
+                sizes_words(&only, " or "),
+                sizes_words(&only, " ")
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// The referee package of a run (checked against its MANIFEST), or none; `output` is the
@@ -266,6 +275,27 @@ pub trait TournamentGame: Sync {
     fn viewer(&self) -> Option<&'static Viewer> {
         None
     }
+}
+
+/// `sizes` as words: `2`, `2 or 3`.
+fn sizes_words(sizes: &[i64], sep: &str) -> String {
+    sizes
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// The clock check of a game that takes only the answer limit (`--turn-ms`): a bank or a
+/// scaled clock is Bomberman's.
+pub fn turn_limit_only(clock: &crate::clock::TournamentClock, game: &str) -> Result<()> {
+    if clock.spec.bank_ms > 0 || clock.reference_speed.is_some() {
+        bail!(
+            "--time-bank-ms and --scale-clock (FARM_TIME_BANK_MS, FARM_SCALE_CLOCK) are the \
+             Bomberman clock's; a game of {game} takes only --turn-ms"
+        );
+    }
+    Ok(())
 }
 
 impl Game {

@@ -21,25 +21,6 @@ use crate::dispatch::Arrival;
 use crate::roster::Entry;
 use crate::run::viewer_index::{self, Viewer};
 
-/// Nim is played by two.
-pub fn check_sizes(sizes: &[i64]) -> Result<()> {
-    if sizes != [2] {
-        bail!("--game nim plays games of 2: give --sizes 2 (got {sizes:?})");
-    }
-    Ok(())
-}
-
-/// Only the answer limit applies (`--turn-ms`); a bank or a scaled clock is Bomberman's.
-pub fn check_clock(clock: &TournamentClock) -> Result<()> {
-    if clock.spec.bank_ms > 0 || clock.reference_speed.is_some() {
-        bail!(
-            "--time-bank-ms and --scale-clock (FARM_TIME_BANK_MS, FARM_SCALE_CLOCK) are the \
-             Bomberman clock's; a game of Nim takes only --turn-ms"
-        );
-    }
-    Ok(())
-}
-
 /// The job's game: every answer limited by the tournament's turn limit.
 pub fn job(clock: &TournamentClock, seed: u64) -> GameJob {
     GameJob::Nim(NimJob {
@@ -195,15 +176,11 @@ impl super::TournamentGame for Nim {
     }
 
     fn check_clock(&self, clock: &TournamentClock) -> Result<()> {
-        check_clock(clock)
+        super::turn_limit_only(clock, "Nim")
     }
 
     fn default_sizes(&self) -> Option<Vec<i64>> {
         Some(vec![2])
-    }
-
-    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
-        check_sizes(sizes)
     }
 
     fn check_entrants(
@@ -248,6 +225,7 @@ impl super::TournamentGame for Nim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::game::TournamentGame;
     use games::nim::{Player, SeatFault};
 
     fn record(winner: usize, fault: Option<SeatFault>) -> NimRecord {
@@ -286,11 +264,11 @@ mod tests {
 
     #[test]
     fn only_pairs_and_only_a_turn_limit() {
-        assert!(check_sizes(&[2]).is_ok());
-        assert!(check_sizes(&[3]).is_err());
+        assert!(Nim.check_sizes(&[2]).is_ok());
+        assert!(Nim.check_sizes(&[3]).is_err());
         let mut clock = TournamentClock::default();
-        assert!(check_clock(&clock).is_ok());
+        assert!(Nim.check_clock(&clock).is_ok());
         clock.spec.bank_ms = 10;
-        assert!(check_clock(&clock).is_err());
+        assert!(Nim.check_clock(&clock).is_err());
     }
 }

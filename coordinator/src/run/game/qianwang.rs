@@ -18,14 +18,6 @@ use crate::roster::Entry;
 use crate::run::viewer_index::{self, Viewer};
 use worker::qianwang::LoadError;
 
-/// 钳王 is played by two.
-pub fn check_sizes(sizes: &[i64]) -> Result<()> {
-    if sizes != [2] {
-        bail!("--game qianwang plays matches of 2 (black and red): give --sizes 2 (got {sizes:?})");
-    }
-    Ok(())
-}
-
 /// Load every entrant as a match would (in a sandboxed child, within the load limits): a bot
 /// that does not parse, throws while loading or exports no `onTurn` is named with the reason and
 /// nothing is played. A host that cannot start the engine stops the run as the host's problem.
@@ -248,10 +240,6 @@ impl super::TournamentGame for Qianwang {
         Some(vec![2])
     }
 
-    fn check_sizes(&self, sizes: &[i64]) -> Result<()> {
-        check_sizes(sizes)
-    }
-
     fn check_entrants(
         &self,
         check: super::EntrantCheck,
@@ -296,6 +284,7 @@ impl super::TournamentGame for Qianwang {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::game::TournamentGame;
     use games::qianwang::{Game, Player};
 
     fn record(game: &Game) -> MatchRecord {
@@ -351,8 +340,11 @@ mod tests {
 
     #[test]
     fn only_pairs_are_played() {
-        assert!(check_sizes(&[2]).is_ok());
-        let e = check_sizes(&[2, 3]).expect_err("3 seats").to_string();
+        assert!(Qianwang.check_sizes(&[2]).is_ok());
+        let e = Qianwang
+            .check_sizes(&[2, 3])
+            .expect_err("3 seats")
+            .to_string();
         assert!(e.contains("--sizes 2"), "{e}");
     }
 }
