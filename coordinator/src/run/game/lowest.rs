@@ -52,18 +52,14 @@ pub fn accept(
             other.name()
         ),
     };
-    for (i, &slot) in entry.slots.iter().enumerate() {
-        // The job was built from the roster: a difference here is a bug of this process.
-        anyhow::ensure!(
-            record.players.get(i).map(|p| &p.code_sha256) == bot_hashes.get(slot),
-            "match {n}: the program of seat {i} differs from the roster's"
-        );
-    }
-    let path = out
-        .join("replays")
-        .join(crate::replay_file::match_file_name(n));
-    let text = serde_json::to_string(&record)?;
-    crate::fsio::write_atomic(&path, &crate::replay_file::gzip(text.as_bytes())?)?;
+    super::save_seated(
+        n,
+        &*record,
+        &serde_json::to_string(&record)?,
+        entry,
+        bot_hashes,
+        out,
+    )?;
     Ok(row_result(&record))
 }
 

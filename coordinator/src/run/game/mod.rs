@@ -298,6 +298,31 @@ pub fn turn_limit_only(clock: &crate::clock::TournamentClock, game: &str) -> Res
     Ok(())
 }
 
+/// An accepted seat game's record (`games::accept::SeatedRecord`) checked against the roster
+/// (its jobs were built from it, so a difference is a bug of this process) and saved, as `json`,
+/// as match `n`'s replay (`out/replays/NNNNN.json.gz`).
+pub fn save_seated<R: games::accept::SeatedRecord>(
+    n: u64,
+    record: &R,
+    json: &str,
+    entry: &ScheduleEntry,
+    bot_hashes: &[String],
+    out: &Path,
+) -> Result<()> {
+    let seats = record.seats();
+    for (i, &slot) in entry.slots.iter().enumerate() {
+        anyhow::ensure!(
+            seats.get(i).map(|s| s.1) == bot_hashes.get(slot).map(String::as_str),
+            "match {n}: the program of seat {i} differs from the roster's"
+        );
+    }
+    let path = out
+        .join("replays")
+        .join(crate::replay_file::match_file_name(n));
+    crate::fsio::write_atomic(&path, &crate::replay_file::gzip(json.as_bytes())?)?;
+    Ok(())
+}
+
 impl Game {
     /// The game `--game NAME` names.
     pub fn by_name(name: &str) -> Option<Game> {

@@ -92,19 +92,7 @@ pub fn accept(
         games::accept::Accepted::Qianwang(record) => record,
         other => bail!("match {n}: a 钳王 tournament got a {} record", other.name()),
     };
-    let players = [&record.black, &record.red];
-    for (i, &slot) in entry.slots.iter().enumerate() {
-        // The job was built from the roster: a difference here is a bug of this process.
-        anyhow::ensure!(
-            players.get(i).map(|p| &p.code_sha256) == bot_hashes.get(slot),
-            "match {n}: the program of seat {i} differs from the roster's"
-        );
-    }
-    let path = out
-        .join("replays")
-        .join(crate::replay_file::match_file_name(n));
-    let gz = crate::replay_file::gzip(record.to_json().as_bytes())?;
-    crate::fsio::write_atomic(&path, &gz)?;
+    super::save_seated(n, &*record, &record.to_json(), entry, bot_hashes, out)?;
     write_match(&out.join("replays"), n, &record)?;
     Ok(row_result(&record))
 }
