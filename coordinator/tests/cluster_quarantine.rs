@@ -56,8 +56,7 @@ const BROKEN_COMPILER: &str = "#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do\n  \
 
 /// Break the compiler of the worker `pid` (it runs in a mount namespace of its own: only its
 /// host is affected) and clear its compile cache as a tmp cleaner would, so that every bot it
-/// starts from now on was compiled by the broken g++ (the compile cache is `compile/` in the
-/// worker's cache folder). The number of cached files removed.
+/// starts from now on was compiled by the broken g++. The number of cached files removed.
 fn break_compiler(pid: u32, scratch: &Path, cache: &Path) -> usize {
     let real = std::fs::canonicalize("/usr/bin/g++").unwrap();
     let fake = scratch.join("broken-g++");
@@ -74,6 +73,29 @@ fn break_compiler(pid: u32, scratch: &Path, cache: &Path) -> usize {
         "nsenter mount: {}",
         String::from_utf8_lossy(&mounted.stderr)
     );
+    clear_cache(cache)
+}
+
+/// Mend the compiler of the worker `pid` that [`break_compiler`] broke and clear the programs
+/// the broken one made, as an operator fixing the host would.
+fn mend_compiler(pid: u32, cache: &Path) {
+    let real = std::fs::canonicalize("/usr/bin/g++").unwrap();
+    let unmounted = Command::new("nsenter")
+        .args(["-t", &pid.to_string(), "-m", "umount"])
+        .arg(&real)
+        .output()
+        .unwrap();
+    assert!(
+        unmounted.status.success(),
+        "nsenter umount: {}",
+        String::from_utf8_lossy(&unmounted.stderr)
+    );
+    clear_cache(cache);
+}
+
+/// Remove the compiled programs of a worker's compile cache (`compile/` in its cache folder);
+/// how many files were removed.
+fn clear_cache(cache: &Path) -> usize {
     let mut removed = 0;
     for entry in std::fs::read_dir(cache.join("compile")).unwrap().flatten() {
         let path = entry.path();
@@ -138,15 +160,26 @@ fn farm_cmd(args: &[&str]) -> (bool, String) {
     )
 }
 
-#[test]
-fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet() {
-    let Some(_serial) = setup() else { return };
-    let reference = reference();
-    let farm = Farm::new("quar", 9);
-    let cache = Cache::new("quar");
+/// A fleet of two good workers and one whose compiler goes bad (in a mount namespace of its
+/// own) after its first clean match, and the cluster coordinator of the tournament, run until
+/// the coordinator has quarantined the bad one (`extra`: the coordinator's extra flags).
+struct Quarantined {
+    farm: Farm,
+    cache: Cache,
+    bad_id: String,
+    _good: [Proc; 2],
+    bad: Proc,
+    coord: Proc,
+    out: PathBuf,
+    /// Reports of the bad worker before its compiler broke.
+    before: usize,
+}
+
+fn run_until_quarantined(name: &str, db: u32, extra: &[&str]) -> Quarantined {
+    let farm = Farm::new(name, db);
+    let cache = Cache::new(name);
     let bad_id = format!("{}-bad", farm.name);
-    let _good1 = farm.worker("good1", 1);
-    let _good2 = farm.worker("good2", 1);
+    let good = [farm.worker("good1", 1), farm.worker("good2", 1)];
     let cache_arg = cache.0.display().to_string();
     let bad = farm.worker_under(
         &["unshare", "-m", "--propagation", "private"],
@@ -155,7 +188,7 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
         "bad",
         &["--cache-dir", &cache_arg],
     );
-    let mut coord = farm.start_cluster(&[]);
+    let mut coord = farm.start_cluster(extra);
     let out = farm.output();
 
     // The bad worker plays one clean match (compiling the bots into its own cache), then its
@@ -190,6 +223,32 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
             .then_some(())
             .ok_or_else(|| format!("no quarantine; played-by: {:?}", played_by(&out)))
     });
+    Quarantined {
+        farm,
+        cache,
+        bad_id,
+        _good: good,
+        bad,
+        coord,
+        out,
+        before,
+    }
+}
+
+#[test]
+fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet() {
+    let Some(_serial) = setup() else { return };
+    let reference = reference();
+    let Quarantined {
+        farm,
+        cache: _cache,
+        bad_id,
+        _good,
+        bad,
+        mut coord,
+        out,
+        before,
+    } = run_until_quarantined("quar", 9, &[]);
     let q = quarantined(&out);
     assert_eq!(q.len(), 1, "{q:?}");
     assert_eq!(q[0]["worker"], bad_id.as_str(), "{q:?}");
@@ -329,6 +388,93 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
     assert!(ok && said.contains("released"), "{said}");
     let (ok, said) = farm_cmd(&["quarantine", "--redis", &redis, "release", &bad_id]);
     assert!(!ok && said.contains("is not quarantined"), "{said}");
+}
+
+/// The live release (`farm quarantine release` while the tournament runs): the operator mends
+/// the quarantined worker's host and releases it; the worker serves the tournament again, the
+/// coordinator counts its reports again from a clean record (quarantine.json empty again), its
+/// later results are accepted (re-verified on arrival, as every result is), and the
+/// tournament ends with every match once and no one quarantined. A longer tournament than the
+/// scenario's (150 seeds), so that it is still running when the release takes effect.
+#[test]
+fn a_released_worker_serves_the_running_tournament_again() {
+    let Some(_serial) = setup() else { return };
+    let Quarantined {
+        farm,
+        cache,
+        bad_id,
+        _good,
+        bad,
+        mut coord,
+        out,
+        ..
+    } = run_until_quarantined("qrel", 8, &["--seeds", "150"]);
+    wait_until(Duration::from_secs(30), || {
+        let log = bad.stderr();
+        log.contains("quarantined by the tournament")
+            .then_some(())
+            .ok_or(log)
+    });
+
+    mend_compiler(bad.pid(), &cache.0);
+    let redis = farm.redis_url();
+    let (ok, said) = farm_cmd(&["quarantine", "--redis", &redis, "release", &bad_id]);
+    assert!(ok && said.contains("released"), "{said}");
+    let at_release = played_by(&out)
+        .iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .count();
+    wait_until(Duration::from_secs(240), || {
+        assert!(
+            coord.running(),
+            "the run ended before the released worker played again:\n{}",
+            coord.stderr()
+        );
+        let again = played_by(&out)
+            .into_iter()
+            .filter(|(_, w, _)| *w == bad_id)
+            .skip(at_release)
+            .any(|(_, _, failed)| failed.is_none());
+        // The coordinator noticed (it rewrote quarantine.json without the worker) and took a
+        // result of it again.
+        (again && quarantined(&out).is_empty())
+            .then_some(())
+            .ok_or_else(|| {
+                format!(
+                    "after the release: quarantine.json {:?}\nplayed-by {:?}\nworker: {}",
+                    quarantined(&out),
+                    played_by(&out),
+                    bad.stderr()
+                )
+            })
+    });
+
+    let done = coord.wait_limit(Duration::from_secs(600));
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert!(
+        quarantined(&out).is_empty(),
+        "quarantined again: {:?}",
+        quarantined(&out)
+    );
+    let schedule: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("schedule.json")).unwrap()).unwrap();
+    let matches = schedule["entries"].as_array().unwrap().len();
+    let got = results(&out);
+    assert_eq!(got.len(), matches, "every match once");
+    // The mended worker's results after its release were accepted.
+    let rows = played_by(&out);
+    let after: Vec<u64> = rows
+        .iter()
+        .filter(|(_, w, _)| *w == bad_id)
+        .skip(at_release)
+        .filter(|(_, _, failed)| failed.is_none())
+        .map(|(n, _, _)| *n)
+        .collect();
+    assert!(!after.is_empty(), "{rows:?}");
+    eprintln!(
+        "released after {at_release} reports; {} results from it accepted after the release, of {matches} matches",
+        after.len()
+    );
 }
 
 #[test]
