@@ -74,7 +74,7 @@ impl fmt::Display for Evidence {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 struct Counts {
     trials: u64,
     hits: u64,
@@ -87,9 +87,20 @@ impl Counts {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct WorkerCounts {
-    by_bot: HashMap<String, Counts>,
+    by_bot: BTreeMap<String, Counts>,
+    reports: Counts,
+}
+
+/// The counts a [`Quarantine`] judges by (per worker and bot, per bot, in all), saved beside its
+/// record so that a resumed run goes on from them instead of from nothing. A quarantined
+/// worker's counts are gone from them (forgotten when it was quarantined), so a worker released
+/// before a resume starts from a clean record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counted {
+    workers: BTreeMap<String, WorkerCounts>,
+    bots: BTreeMap<String, Counts>,
     reports: Counts,
 }
 
@@ -166,6 +177,23 @@ impl Quarantine {
     pub fn release(&mut self, worker: &str) -> bool {
         self.forget_counts(worker);
         self.quarantined.remove(worker).is_some()
+    }
+
+    /// The counts so far, to save.
+    pub fn counted(&self) -> Counted {
+        Counted {
+            workers: self.workers.clone(),
+            bots: self.bots.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            reports: self.reports,
+        }
+    }
+
+    /// Go on from counts saved earlier (a resumed run; before [`restore`](Self::restore)ing
+    /// its quarantines).
+    pub fn resume(&mut self, counted: Counted) {
+        self.workers = counted.workers;
+        self.bots = counted.bots.into_iter().collect();
+        self.reports = counted.reports;
     }
 
     /// Restore a quarantine recorded earlier (a resumed run).

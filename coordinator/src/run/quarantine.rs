@@ -20,6 +20,12 @@ use super::played_by;
 /// The record's file in the output folder.
 pub const FILE_NAME: &str = "quarantine.json";
 
+/// The counts the quarantine judges by (`shared::quarantine::Counted`), saved after each batch
+/// of reports so that a resumed run goes on from them: a worker halfway to its quarantine when
+/// the coordinator stopped is not given a clean record by the restart. A view of the reports
+/// taken in (no fsync): a crash loses at most the last batch's counts.
+pub const COUNTS_FILE_NAME: &str = "quarantine-counts.json";
+
 /// The quarantine of one run, backed by its record file.
 pub struct Guard {
     q: Quarantine,
@@ -77,9 +83,20 @@ pub fn suspects(out: &Path, done: &[Row]) -> BTreeMap<u64, String> {
 }
 
 impl Guard {
-    /// The quarantine of the run writing to `out`, with the workers it recorded earlier.
+    /// The quarantine of the run writing to `out`, with the counts and the workers it recorded
+    /// earlier.
     pub fn open(out: &Path) -> Guard {
         let mut q = Quarantine::default();
+        let counts = out.join(COUNTS_FILE_NAME);
+        if let Ok(text) = std::fs::read_to_string(&counts) {
+            match serde_json::from_str(&text) {
+                Ok(counted) => q.resume(counted),
+                Err(e) => tracing::warn!(
+                    "{}: not a quarantine count ({e}); the workers' records start again from nothing",
+                    counts.display()
+                ),
+            }
+        }
         for e in read(out) {
             q.restore(e);
         }
@@ -127,6 +144,16 @@ impl Guard {
                 .with_label_values(&[worker])
                 .set(0);
             self.save();
+        }
+    }
+
+    /// Save the counts so far (after a batch of reports is in the log).
+    pub fn save_counts(&self) {
+        let written = serde_json::to_vec(&self.q.counted())
+            .map_err(anyhow::Error::from)
+            .and_then(|text| crate::fsio::write_view(&self.out.join(COUNTS_FILE_NAME), &text));
+        if let Err(e) = written {
+            tracing::warn!("could not save the quarantine's counts: {e:#}");
         }
     }
 
@@ -193,5 +220,48 @@ mod tests {
         // A record that does not parse is read as none.
         std::fs::write(dir.path().join(FILE_NAME), "{oops").unwrap();
         assert!(Guard::open(dir.path()).quarantined().is_empty());
+    }
+
+    /// A coordinator stopped and resumed goes on from the saved counts: the bad worker is
+    /// quarantined at the same report as in an unbroken run; without the counts file it starts
+    /// again from nothing and needs more.
+    #[test]
+    fn the_counts_survive_a_restart() {
+        let clean = serde_json::json!({"names": ["A", "B"], "errors": [0, 0]});
+        let bad = serde_json::json!({"names": ["A", "B"], "errors": [1, 1]});
+        // Round r: w1..w3 report clean, w4 (from round 5 on) bad; the round w4 is quarantined.
+        let rounds = |g: &mut Guard, from: usize, to: usize| {
+            (from..to).find(|&r| {
+                for w in ["w1", "w2", "w3"] {
+                    assert!(g.took(w, Some(&clean)).is_none());
+                }
+                g.took("w4", Some(if r < 5 { &clean } else { &bad }))
+                    .is_some()
+            })
+        };
+        let unbroken = tempfile::tempdir().unwrap();
+        let at = rounds(&mut Guard::open(unbroken.path()), 0, 60).expect("quarantined");
+        assert!(at > 6, "{at}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut g = Guard::open(dir.path());
+        assert_eq!(rounds(&mut g, 0, at - 1), None);
+        g.save_counts();
+        drop(g);
+        let mut resumed = Guard::open(dir.path());
+        assert_eq!(rounds(&mut resumed, at - 1, 60), Some(at));
+        // Released offline (its entry removed from quarantine.json before a resume): it starts
+        // again from a clean record, as a live release does.
+        resumed.save_counts();
+        drop(resumed);
+        std::fs::write(dir.path().join(FILE_NAME), "[]\n").unwrap();
+        let mut released = Guard::open(dir.path());
+        assert!(!released.refuses("w4"));
+        assert!(released.took("w4", Some(&bad)).is_none());
+        drop(released);
+
+        std::fs::remove_file(dir.path().join(COUNTS_FILE_NAME)).unwrap();
+        let mut fresh = Guard::open(dir.path());
+        assert_ne!(rounds(&mut fresh, at - 1, 60), Some(at));
     }
 }

@@ -101,6 +101,7 @@ impl<'a, T: Transport> Shell<'a, T> {
         }
         let tick = Instant::now();
         self.log.sync()?;
+        self.guard.save_counts();
         self.timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
         self.flights.completed(&completed).await?;
         self.flights.ack(acks).await?;

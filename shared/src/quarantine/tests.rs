@@ -214,3 +214,47 @@ fn a_released_worker_starts_again_from_nothing() {
     again.restore(restored[0].clone());
     assert!(again.is_quarantined("d"));
 }
+
+/// Counts saved mid-run (through their JSON form, as a resumed run reads them) and resumed
+/// judge as if the run had never stopped: the bad worker is quarantined at the same report with
+/// the same evidence, where a tracker that started from nothing would need the reports again.
+#[test]
+fn counts_saved_and_resumed_judge_as_an_unbroken_run() {
+    let names: Vec<String> = (0..6).map(|i| format!("h{i}")).collect();
+    let mut rng = Lcg(17);
+    let reports: Vec<(usize, Vec<(&str, bool)>)> = (0..600)
+        .map(|m| {
+            let w = m % names.len();
+            let seats = (0..2)
+                .map(|_| {
+                    let bot = BOTS[rng.pick(BOTS.len())];
+                    let host = w == 3 && rng.next() < 0.6;
+                    (bot, host || rng.next() < bot_rate(bot))
+                })
+                .collect();
+            (w, seats)
+        })
+        .collect();
+    let first_hit = |q: &mut Quarantine, from: usize| {
+        reports[from..]
+            .iter()
+            .enumerate()
+            .find_map(|(i, (w, seats))| q.result(&names[*w], seats).map(|e| (from + i, e)))
+    };
+    let mut unbroken = Quarantine::default();
+    let (at, evidence) = first_hit(&mut unbroken, 0).expect("the bad host is found");
+    assert_eq!(evidence.worker, "h3");
+    let cut = at - 2; // stopped two reports before the quarantine
+    let mut before = Quarantine::default();
+    for (w, seats) in &reports[..cut] {
+        assert!(before.result(&names[*w], seats).is_none());
+    }
+    let saved = serde_json::to_string(&before.counted()).unwrap();
+    let mut resumed = Quarantine::default();
+    resumed.resume(serde_json::from_str(&saved).unwrap());
+    assert_eq!(resumed.counted(), before.counted());
+    assert_eq!(first_hit(&mut resumed, cut), Some((at, evidence)));
+    // From nothing, the same reports after the cut do not suffice.
+    let fresh = first_hit(&mut Quarantine::default(), cut);
+    assert!(fresh.as_ref().is_none_or(|(i, _)| *i > at), "{fresh:?}");
+}
