@@ -504,7 +504,7 @@ fn a_game_is_registered_in_the_engine_by_one_line() {
         .split("pub static GAMES")
         .nth(1)
         .and_then(|rest| rest.split("];").next())
-        .expect("run/game/mod.rs declares `pub static GAMES: [Game; N] = [...];`");
+        .expect("run/game/mod.rs declares `pub static GAMES: &[Game] = &[...];`");
     let mut wrong = Vec::new();
     for m in &modules {
         let naming: Vec<&str> = code

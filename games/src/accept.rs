@@ -7,6 +7,7 @@
 use shared::msg::{BombermanClock, GameJob, Job, JobFailure, JobReport, SeatSpec};
 use thiserror::Error;
 
+use crate::seated::SeatedRecord;
 use crate::{bomberman as bm, lowest, nim, proboj, qianwang as qw};
 
 /// A report that passed [`accept`], typed by its game.
@@ -123,21 +124,6 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
     }
 }
 
-/// A game record held to its job like every seat game's: decoded, re-verified by its rules,
-/// its seed and its seats (names and program hashes, in seat order) the job's. A game with
-/// such a record implements this beside its rules, and its accept arm is one line
-/// ([`seated`]).
-pub trait SeatedRecord: Sized {
-    /// The record from a report's text.
-    fn decode(text: &str) -> Result<Self, String>;
-    /// Re-play it by the game's rules.
-    fn verify(&self) -> Result<(), String>;
-    /// The seed it was played from.
-    fn seed(&self) -> u64;
-    /// Each seat's name and program sha256, in seat order.
-    fn seats(&self) -> Vec<(&str, &str)>;
-}
-
 /// The job and worker a report is held to, for the refusals.
 struct Holder<'a> {
     job: &'a Job,
@@ -169,8 +155,8 @@ impl Holder<'_> {
 
 /// A [`SeatedRecord`] held to its job's seed and seats.
 fn seated<R: SeatedRecord>(text: &str, seed: u64, h: &Holder) -> Result<Box<R>, AcceptError> {
-    let record = R::decode(text).map_err(|e| h.invalid(e))?;
-    record.verify().map_err(|e| h.invalid(e))?;
+    let record = R::decode(text).map_err(|e| h.invalid(e.to_string()))?;
+    record.verify().map_err(|e| h.invalid(e.to_string()))?;
     if record.seed() != seed {
         return Err(h.mismatch(format!("seed {}, not {seed}", record.seed())));
     }

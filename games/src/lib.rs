@@ -11,3 +11,4 @@ pub mod nim_viewer;
 pub mod proboj;
 pub mod qianwang;
 pub mod script;
+pub mod seated;

@@ -263,13 +263,13 @@ pub fn points(r: &LowestRecord) -> Vec<f64> {
 }
 
 /// Held to its job like every seat game's record (`accept::seated`).
-impl crate::accept::SeatedRecord for LowestRecord {
-    fn decode(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+impl crate::seated::SeatedRecord for LowestRecord {
+    fn decode(text: &str) -> Result<Self, crate::seated::Refusal> {
+        serde_json::from_str(text).map_err(Into::into)
     }
 
-    fn verify(&self) -> Result<(), String> {
-        verify(self).map_err(|e| e.to_string())
+    fn verify(&self) -> Result<(), crate::seated::Refusal> {
+        verify(self).map_err(Into::into)
     }
 
     fn seed(&self) -> u64 {

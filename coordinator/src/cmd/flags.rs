@@ -340,7 +340,7 @@ impl MetricsArgs {
 /// `--game NAME` (env `FARM_GAME`): the names and one-line summaries come from `run::game::GAMES`.
 impl clap::ValueEnum for crate::run::game::Game {
     fn value_variants<'a>() -> &'a [Self] {
-        &crate::run::game::GAMES
+        crate::run::game::GAMES
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {

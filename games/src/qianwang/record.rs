@@ -216,13 +216,13 @@ pub fn verify(record: &MatchRecord) -> Result<(), VerifyError> {
 }
 
 /// Held to its job like every seat game's record (`accept::seated`).
-impl crate::accept::SeatedRecord for MatchRecord {
-    fn decode(text: &str) -> Result<Self, String> {
-        MatchRecord::from_json(text).map_err(|e| e.to_string())
+impl crate::seated::SeatedRecord for MatchRecord {
+    fn decode(text: &str) -> Result<Self, crate::seated::Refusal> {
+        MatchRecord::from_json(text).map_err(Into::into)
     }
 
-    fn verify(&self) -> Result<(), String> {
-        verify(self).map_err(|e| e.to_string())
+    fn verify(&self) -> Result<(), crate::seated::Refusal> {
+        verify(self).map_err(Into::into)
     }
 
     fn seed(&self) -> u64 {

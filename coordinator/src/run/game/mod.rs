@@ -40,7 +40,7 @@ pub const COMPILE_FAILURES_NAME: &str = "compile_failures.json";
 
 /// The games the tournament engine plays, in `--game`'s order (the first is the default): a
 /// game is registered by its one line here (and its `pub mod` above).
-pub static GAMES: [Game; 5] = [
+pub static GAMES: &[Game] = &[
     Game(&bomberman::Bomberman),
     Game(&qianwang::Qianwang),
     Game(&nim::Nim),
@@ -298,10 +298,10 @@ pub fn turn_limit_only(clock: &crate::clock::TournamentClock, game: &str) -> Res
     Ok(())
 }
 
-/// An accepted seat game's record (`games::accept::SeatedRecord`) checked against the roster
+/// An accepted seat game's record (`games::seated::SeatedRecord`) checked against the roster
 /// (its jobs were built from it, so a difference is a bug of this process) and saved, as `json`,
 /// as match `n`'s replay (`out/replays/NNNNN.json.gz`).
-pub fn save_seated<R: games::accept::SeatedRecord>(
+pub fn save_seated<R: games::seated::SeatedRecord>(
     n: u64,
     record: &R,
     json: &str,
