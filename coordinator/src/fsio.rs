@@ -19,7 +19,24 @@ pub fn write_view(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replace(path, bytes, false)
 }
 
+/// [`write_atomic`] of what `write` writes, streamed into the temporary file (a large output is
+/// never held whole in memory).
+pub fn write_atomic_by(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    replace_by(path, write, true)
+}
+
 fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    replace_by(path, |w| w.write_all(bytes), durable)
+}
+
+fn replace_by(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    durable: bool,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -33,8 +50,12 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
+    {
+        let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+        write(&mut out)
+            .and_then(|()| out.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     // Readable like any file the operator writes (tempfile creates 0600).
     use std::os::unix::fs::PermissionsExt;
     let _ = tmp
@@ -69,5 +90,15 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = fs::read_dir(dir.path().join("sub")).unwrap().collect();
         assert_eq!(names.len(), 1);
+        write_atomic_by(&p, |w| w.write_all(b"three")).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"three");
+        let failed = write_atomic_by(&p, |_| Err(std::io::Error::other("no room")));
+        assert!(failed.is_err());
+        assert_eq!(
+            fs::read(&p).unwrap(),
+            b"three",
+            "a failed write replaces nothing"
+        );
+        assert_eq!(fs::read_dir(dir.path().join("sub")).unwrap().count(), 1);
     }
 }

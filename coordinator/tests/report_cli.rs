@@ -100,6 +100,23 @@ fn report_rebuilds_the_runs_bootstrap_intervals() {
         .unwrap();
     assert!(line.contains("\"failed\":\"replay missing\""), "{line}");
     assert!(!line.contains("\"replay\":"), "{line}");
+
+    // Beside a running coordinator the log may end in the line it is writing: a report reads
+    // the whole lines and cuts nothing, and its results.json (streamed row by row) is the one
+    // the run wrote.
+    let results = std::fs::read(out.join("results.json")).unwrap();
+    let log_path = out.join("results.jsonl");
+    let mut log = std::fs::read(&log_path).unwrap();
+    log.extend_from_slice(b"{\"match\":25,\"size\":3,\"resu");
+    std::fs::write(&log_path, &log).unwrap();
+    let (code, stdout, err) = run(farm().arg("report").arg(&out));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{err}");
+    assert_eq!(
+        std::fs::read(&log_path).unwrap(),
+        log,
+        "the log's tail was cut"
+    );
+    assert_eq!(std::fs::read(out.join("results.json")).unwrap(), results);
 }
 
 /// The JSON model embedded in a report.html.

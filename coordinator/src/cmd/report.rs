@@ -15,7 +15,7 @@ use clap::Args;
 use shared::schedule::Identity;
 
 use crate::run::checkpoint::{self, Row};
-use crate::run::outputs::{write_results_json, Live, StopNote};
+use crate::run::outputs::{write_results_rows, Live, StopNote};
 use crate::run::stop::{Stopped, STOPPED_NAME};
 
 #[derive(Args, Debug)]
@@ -40,6 +40,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let schedule_len = identity.schedule.entries.len() as u64;
     let rows = read_rows(&args.output, schedule_len)?;
+    let in_log = rows.len();
     let mut live =
         Live::new(names, identity.sizes.clone(), identity.anchor.clone()).scored_as(game.scoring());
     live.rebuilding();
@@ -59,7 +60,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let read = started.elapsed();
     live.write_report(&args.output)?;
     let views = started.elapsed();
-    write_results_json(&args.output, schedule_len)?;
+    // The rows as read, never the log recovered: a report beside a running coordinator must
+    // not cut what looks like a torn tail (the line it is writing).
+    write_results_rows(&args.output, rows)?;
     let results = started.elapsed();
     let index = game.write_viewer_index(&args.output, schedule_len)?;
     let viewer = started.elapsed();
@@ -70,7 +73,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     print!("{}", live.ratings_table());
     println!(
         "{} of {} matches in the log; wrote 汇总.md, report.html, results.json, bt.json in {}",
-        rows.len(),
+        in_log,
         identity.schedule.entries.len(),
         args.output.display()
     );

@@ -164,22 +164,8 @@ pub fn parse(bytes: &[u8], schedule_len: u64) -> Result<Parsed, BadRow> {
 /// number outside the schedule's `schedule_len` matches, is an error naming the file and line:
 /// that is damage, not a crash, and must not be papered over (nothing is cut or rewritten then).
 pub fn recover(path: &Path, schedule_len: u64) -> Result<Recovered> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Recovered {
-                rows: Vec::new(),
-                torn_bytes: None,
-                ahead: recover_ahead(path, 0, schedule_len)?,
-            })
-        }
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let Parsed { rows, good_end } =
-        parse(&bytes, schedule_len).map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
-    let torn = (good_end < bytes.len()).then(|| (bytes.len() - good_end) as u64);
-    let ahead = recover_ahead(path, rows.len() as u64, schedule_len)?;
-    if torn.is_some() {
+    let (rec, good_end) = read_log(path, schedule_len)?;
+    if rec.torn_bytes.is_some() {
         let f = OpenOptions::new()
             .write(true)
             .open(path)
@@ -188,11 +174,39 @@ pub fn recover(path: &Path, schedule_len: u64) -> Result<Recovered> {
             .with_context(|| format!("cutting the torn tail of {}", path.display()))?;
         f.sync_all()?;
     }
-    Ok(Recovered {
+    Ok(rec)
+}
+
+/// Read the log as [`recover`] does but change nothing: a reader beside a running coordinator
+/// (`farm report`, the viewer index) must not cut the line it is writing.
+pub fn read_only(path: &Path, schedule_len: u64) -> Result<Recovered> {
+    Ok(read_log(path, schedule_len)?.0)
+}
+
+/// The log's rows, its torn tail's length and where the whole lines end.
+fn read_log(path: &Path, schedule_len: u64) -> Result<(Recovered, usize)> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let rec = Recovered {
+                rows: Vec::new(),
+                torn_bytes: None,
+                ahead: recover_ahead(path, 0, schedule_len)?,
+            };
+            return Ok((rec, 0));
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let Parsed { rows, good_end } =
+        parse(&bytes, schedule_len).map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
+    let torn = (good_end < bytes.len()).then(|| (bytes.len() - good_end) as u64);
+    let ahead = recover_ahead(path, rows.len() as u64, schedule_len)?;
+    let rec = Recovered {
         rows,
         torn_bytes: torn,
         ahead,
-    })
+    };
+    Ok((rec, good_end))
 }
 
 /// The journal beside the log at `log_path`.

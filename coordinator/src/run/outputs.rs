@@ -350,16 +350,29 @@ fn bootstrap_json(b: &BootstrapFit) -> Value {
 /// a schedule of `schedule_len` matches.
 pub fn write_results_json(dir: &Path, schedule_len: u64) -> Result<()> {
     let rec = super::checkpoint::recover(&dir.join(super::checkpoint::LOG_NAME), schedule_len)?;
-    let rows: Vec<Value> = rec
-        .rows
-        .into_iter()
-        .filter_map(|r| {
-            r.result
-                .map(|res| serde_json::json!({"match": r.number, "size": r.size, "result": res}))
-        })
-        .collect();
-    let text = serde_json::to_string_pretty(&rows).context("encoding results.json")? + "\n";
-    write_atomic(&dir.join("results.json"), text.as_bytes())
+    write_results_rows(dir, rec.rows)
+}
+
+/// results.json of the log's `rows` (those with a result), streamed into the file: the same
+/// bytes as pretty-printing the whole list, without holding its text or a second copy of the
+/// rows (a full-size run's is tens of MB).
+pub fn write_results_rows(dir: &Path, rows: Vec<Row>) -> Result<()> {
+    struct Listed(std::cell::RefCell<Vec<Row>>);
+    impl Serialize for Listed {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            let rows = std::mem::take(&mut *self.0.borrow_mut());
+            s.collect_seq(rows.into_iter().filter_map(|r| {
+                let res = r.result?;
+                Some(serde_json::json!({"match": r.number, "size": r.size, "result": res}))
+            }))
+        }
+    }
+    let listed = Listed(std::cell::RefCell::new(rows));
+    crate::fsio::write_atomic_by(&dir.join("results.json"), |w| {
+        serde_json::to_writer_pretty(&mut *w, &listed)?;
+        w.write_all(b"\n")
+    })
+    .context("writing results.json")
 }
 
 mod note;

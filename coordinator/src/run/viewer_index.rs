@@ -82,7 +82,7 @@ pub fn append(dir: &Path, row: &Row) {
 /// Rebuild `dir/replays/index.html` and its list from the results log (of a schedule of
 /// `schedule_len` matches) and the data files beside it.
 pub fn write_index(dir: &Path, schedule_len: u64, game: &Viewer) -> Result<IndexSummary> {
-    let rec = checkpoint::recover(&dir.join(checkpoint::LOG_NAME), schedule_len)?;
+    let rec = checkpoint::read_only(&dir.join(checkpoint::LOG_NAME), schedule_len)?;
     let mut rows: Vec<Row> = rec.rows;
     rows.extend(rec.ahead);
     rows.sort_by_key(|r| r.number);
