@@ -8,6 +8,10 @@
 //! tournament is down to its last two matches (from then on its queue is dry and the other may
 //! take the free worker): the seconds the
 //! workers spent on each (their reports in played-by.jsonl) must stand 3:1 within ±10%.
+//!
+//! Precedence (`--priority`, which `farm ladder serve` uses for its challenges on a cluster): a
+//! short tournament at priority 1 announced while a long one at 0 keeps a worker busy is played
+//! before the long one gets more than the match in hand.
 
 mod cluster_support;
 
@@ -134,4 +138,44 @@ fn a_tournament_asking_for_a_faster_host_is_served_by_no_slower_worker() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(f.logged_rows(), 0, "a slower worker played a match");
     coord.kill9();
+}
+
+#[test]
+fn a_tournament_at_a_higher_priority_is_played_ahead_of_a_long_one() {
+    let Some(_g) = setup() else { return };
+    let f = Farm::new("priority", 10);
+    let (out_long, out_first) = (f.dir.path().join("long"), f.dir.path().join("first"));
+    let long_args = two_seat("40", "404");
+    let long_args: Vec<&str> = long_args.iter().map(String::as_str).collect();
+    let mut long = f.start_tournament_at(&out_long, &long_args, &["--workers", "4"]);
+    let w = f.worker("p1", 1);
+    wait_until(Duration::from_secs(180), || match played(&out_long).1 {
+        n if n >= 3 => Ok(()),
+        n => Err(format!("the long tournament played {n} matches")),
+    });
+    let first_args = two_seat("5", "505");
+    let first_args: Vec<&str> = first_args.iter().map(String::as_str).collect();
+    let mut first = f.start_tournament_at(
+        &out_first,
+        &first_args,
+        &["--priority", "1", "--workers", "4"],
+    );
+    wait_until(Duration::from_secs(120), || match announced(&f) {
+        2 => Ok(()),
+        n => Err(format!("{n} of 2 tournaments announced")),
+    });
+    let before = played(&out_long).1;
+    let done = first.wait_limit(Duration::from_secs(300));
+    let during = played(&out_long).1 - before;
+    long.kill9();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert_eq!(played(&out_first).1, 10, "{}", done.stderr);
+    // The match in hand when the other was announced, and those the worker may have taken before
+    // it read the announcement (2 measured alone); at equal priority the long one had 12.
+    assert!(
+        during <= 5,
+        "the long tournament played {during} matches while the priority one ran\nworker log:\n{}",
+        w.stderr()
+    );
+    eprintln!("the long tournament played {during} matches while the priority one's 10 ran");
 }
