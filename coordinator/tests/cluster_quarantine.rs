@@ -110,6 +110,14 @@ fn clear_cache(cache: &Path) -> usize {
     removed
 }
 
+/// How many reports `worker` gave (accepted or not), from played-by.jsonl.
+fn reports_by(out: &Path, worker: &str) -> usize {
+    played_by(out)
+        .iter()
+        .filter(|(_, w, _)| w == worker)
+        .count()
+}
+
 /// played-by.jsonl of the run: (match, worker, failed).
 fn played_by(out: &Path) -> Vec<(u64, String, Option<String>)> {
     std::fs::read_to_string(out.join("played-by.jsonl"))
@@ -207,10 +215,7 @@ fn run_until_quarantined(name: &str, db: u32, extra: &[&str]) -> Quarantined {
     });
     let cleared = break_compiler(bad.pid(), farm.dir.path(), &cache.0);
     assert!(cleared >= 1, "no compiled bot in {}", cache.0.display());
-    let before = played_by(&out)
-        .iter()
-        .filter(|(_, w, _)| *w == bad_id)
-        .count();
+    let before = reports_by(&out, &bad_id);
 
     // Quarantined within a bounded number of its reports.
     wait_until(Duration::from_secs(240), || {
@@ -271,10 +276,7 @@ fn a_worker_gone_bad_is_quarantined_and_the_tournament_ends_as_on_a_clean_fleet(
             .then_some(())
             .ok_or(log)
     });
-    let taken_then = played_by(&out)
-        .iter()
-        .filter(|(_, w, _)| *w == bad_id)
-        .count();
+    let taken_then = reports_by(&out, &bad_id);
 
     let done = coord.wait_limit(Duration::from_secs(600));
     assert_eq!(done.status, Some(0), "{}", done.stderr);
@@ -420,10 +422,7 @@ fn a_released_worker_serves_the_running_tournament_again() {
     let redis = farm.redis_url();
     let (ok, said) = farm_cmd(&["quarantine", "--redis", &redis, "release", &bad_id]);
     assert!(ok && said.contains("released"), "{said}");
-    let at_release = played_by(&out)
-        .iter()
-        .filter(|(_, w, _)| *w == bad_id)
-        .count();
+    let at_release = reports_by(&out, &bad_id);
     wait_until(Duration::from_secs(240), || {
         assert!(
             coord.running(),
