@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use games::accept::Accepted;
 use shared::msg::{GameJob, Job, JobFailure, ProbojJob};
-use worker::job::{JobRunner, LocalArtifacts, Steering, PROBOJ_NOT_STARTED};
+use worker::job::{JobRunner, LocalArtifacts, Steering, NOT_STARTED};
 use worker::proboj::remote::{self, Package};
 use worker::proboj::{Config, Game, GameOutcome, RunOptions};
 use worker::CompileCache;
@@ -45,14 +45,14 @@ pub fn jobs(
                 tournament,
                 i as u64 + 1,
                 Vec::new(),
-                GameJob::Proboj(Box::new(ProbojJob {
+                GameJob::Proboj(ProbojJob {
                     manifest_digest: package.digest.clone(),
                     config_json: package.config_json.clone(),
                     game_json: serde_json::to_string(g)?,
                     files: package.files.clone(),
                     fair: settings.fair,
                     server_timeout_ms: settings.server_timeout.map(|d| d.as_millis() as u64),
-                })),
+                }),
             ))
         })
         .collect()
@@ -104,7 +104,7 @@ pub async fn play<T: Transport>(
             let n = a.job.number;
             let game = &games[n as usize - 1];
             let not_started = matches!(&a.report.outcome,
-                Err(JobFailure::Infrastructure(why)) if why == PROBOJ_NOT_STARTED);
+                Err(JobFailure::Infrastructure(why)) if why == NOT_STARTED);
             if !not_started {
                 // The game folder is the sink: written once the bundle is held to its game.
                 let outcome = match a.verdict() {

@@ -4,34 +4,11 @@
 //! A record is re-verified by its game's rules (re-simulated where the game allows), and its
 //! seed, seats and program hashes must be the job's. Pure: no files, no clocks.
 
-use shared::msg::{BombermanClock, GameJob, Job, JobFailure, JobReport, SeatSpec};
+use shared::msg::{Job, JobFailure, JobPayload, JobReport, SeatSpec};
 use thiserror::Error;
 
 use crate::seated::SeatedRecord;
-use crate::{bomberman as bm, lowest, nim, proboj, qianwang as qw};
-
-/// A report that passed [`accept`], typed by its game.
-#[derive(Debug, Clone)]
-pub enum Accepted {
-    Bomberman(Box<bm::replay::Replay>),
-    Qianwang(Box<qw::MatchRecord>),
-    Proboj(Box<proboj::GameBundle>),
-    Nim(Box<nim::NimRecord>),
-    Lowest(Box<lowest::LowestRecord>),
-}
-
-impl Accepted {
-    /// The game's name, as [`GameJob::name`] gives it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Accepted::Bomberman(_) => "bomberman",
-            Accepted::Qianwang(_) => "qianwang",
-            Accepted::Proboj(_) => "proboj",
-            Accepted::Nim(_) => "nim",
-            Accepted::Lowest(_) => "lowest",
-        }
-    }
-}
+pub use crate::Accepted;
 
 /// Why a report was refused. Every variant is the farm's problem (a worker that failed, a
 /// record that does not verify, a job played otherwise than asked), never a bot's: the caller
@@ -88,50 +65,32 @@ pub fn accept(job: &Job, report: &JobReport) -> Result<Accepted, AcceptError> {
     let holder = Holder {
         job,
         worker: &report.worker,
+        speed: report.speed,
     };
-    match &job.game {
-        GameJob::Bomberman(j) => {
-            let replay = bm::replay::verify(text).map_err(|e| holder.invalid(e.to_string()))?;
-            if replay.seed != j.seed || replay.result.seed != j.seed {
-                let seed = replay.seed;
-                return Err(holder.mismatch(format!("seed {seed}, not {}", j.seed)));
-            }
-            let names: Vec<&str> = replay.result.names.iter().map(String::as_str).collect();
-            let hashes: Vec<Option<&str>> = (0..replay.result.names.len())
-                .map(|i| {
-                    replay
-                        .result
-                        .hashes
-                        .get(&format!("bot_{i}"))
-                        .map(String::as_str)
-                })
-                .collect();
-            holder.seats(&names, &hashes)?;
-            if let Some(what) = clock_differs(j.clock.as_ref(), &replay, report.speed) {
-                return Err(holder.mismatch(what));
-            }
-            Ok(Accepted::Bomberman(Box::new(replay)))
-        }
-        GameJob::Qianwang(j) => seated(text, j.seed, &holder).map(Accepted::Qianwang),
-        GameJob::Proboj(p) => {
-            // The referee is the game's own server: the bundle is held to its game, not re-run.
-            let bundle =
-                proboj::check(&p.game_json, text).map_err(|e| holder.invalid(e.to_string()))?;
-            Ok(Accepted::Proboj(Box::new(bundle)))
-        }
-        GameJob::Nim(j) => seated(text, j.seed, &holder).map(Accepted::Nim),
-        GameJob::Lowest(j) => seated(text, j.seed, &holder).map(Accepted::Lowest),
-    }
+    crate::accept_record(text, &holder)
 }
 
-/// The job and worker a report is held to, for the refusals.
-struct Holder<'a> {
+/// The job and worker a report is held to: what a game's accept checks the record against and
+/// names in its refusals.
+pub struct Holder<'a> {
     job: &'a Job,
     worker: &'a str,
+    speed: Option<f64>,
 }
 
 impl Holder<'_> {
-    fn invalid(&self, detail: String) -> AcceptError {
+    /// The job the report answers.
+    pub fn job(&self) -> &Job {
+        self.job
+    }
+
+    /// The speed the worker reported with the record (its self-test signature), if any.
+    pub fn speed(&self) -> Option<f64> {
+        self.speed
+    }
+
+    /// The record does not verify: `detail` says why.
+    pub fn invalid(&self, detail: String) -> AcceptError {
         AcceptError::Invalid {
             number: self.job.number,
             worker: self.worker.to_string(),
@@ -140,7 +99,8 @@ impl Holder<'_> {
         }
     }
 
-    fn mismatch(&self, what: String) -> AcceptError {
+    /// The record was played otherwise than the job asked: `what` says how.
+    pub fn mismatch(&self, what: String) -> AcceptError {
         AcceptError::Mismatch {
             number: self.job.number,
             worker: self.worker.to_string(),
@@ -148,13 +108,22 @@ impl Holder<'_> {
         }
     }
 
-    fn seats(&self, names: &[&str], hashes: &[Option<&str>]) -> Result<(), AcceptError> {
+    /// The record's seats (in order, by name and program hash) must be the job's.
+    pub fn seats(&self, names: &[&str], hashes: &[Option<&str>]) -> Result<(), AcceptError> {
         seats_differ(&self.job.seats, names, hashes).map_or(Ok(()), |what| Err(self.mismatch(what)))
     }
 }
 
-/// A [`SeatedRecord`] held to its job's seed and seats.
-fn seated<R: SeatedRecord>(text: &str, seed: u64, h: &Holder) -> Result<Box<R>, AcceptError> {
+/// A [`SeatedRecord`] held to its job's seed and seats: the whole accept of a seat game, whose
+/// module re-exports it as its `accept` (`pub use crate::accept::seated as accept;`).
+pub fn seated<R: SeatedRecord>(
+    job: &impl JobPayload,
+    text: &str,
+    h: &Holder,
+) -> Result<R, AcceptError> {
+    let Some(seed) = job.seed() else {
+        return Err(h.mismatch("a seat game's job without a seed".to_string()));
+    };
     let record = R::decode(text).map_err(|e| h.invalid(e.to_string()))?;
     record.verify().map_err(|e| h.invalid(e.to_string()))?;
     if record.seed() != seed {
@@ -166,7 +135,7 @@ fn seated<R: SeatedRecord>(text: &str, seed: u64, h: &Holder) -> Result<Box<R>, 
         .map(|(name, hash)| (name, Some(hash)))
         .unzip();
     h.seats(&names, &hashes)?;
-    Ok(Box::new(record))
+    Ok(record)
 }
 
 /// How the record's seats (in order, by name and program hash) differ from the job's, if they
@@ -187,74 +156,4 @@ fn seats_differ(want: &[SeatSpec], names: &[&str], hashes: &[Option<&str>]) -> O
         }
     }
     None
-}
-
-/// How the clock of a bomberman replay differs from the job's, if it does. A clock stated for a
-/// reference speed must have been scaled from the job's limits and reference to the speed the
-/// worker reported (`verify` has checked that the limits played are that scaling's); then, as
-/// for any clock, a bank leaves its record with the limits played, no bank leaves none.
-fn clock_differs(
-    job: Option<&BombermanClock>,
-    replay: &bm::replay::Replay,
-    speed: Option<f64>,
-) -> Option<String> {
-    let stated = job.map_or_else(bm::ClockSpec::default, |c| bm::ClockSpec {
-        turn_ms: c.turn_ms,
-        bank_ms: c.time_bank_ms,
-    });
-    let played =
-        match (job.and_then(|c| c.reference_speed), &replay.scaling) {
-            (None, None) => stated,
-            (Some(r), Some(s)) => {
-                if s.reference_speed != r || s.stated != stated {
-                    return Some(format!(
-                    "with a clock of {} ms + {} ms stated for speed {}, not the job's {} ms + {} \
-                     ms for speed {r}",
-                    s.stated.turn_ms, s.stated.bank_ms, s.reference_speed, stated.turn_ms,
-                    stated.bank_ms
-                ));
-                }
-                if speed != Some(s.speed) {
-                    return Some(format!(
-                        "with its clock scaled for a host of speed {}, but the worker reported {}",
-                        s.speed,
-                        speed.map_or("no speed".to_string(), |v| v.to_string())
-                    ));
-                }
-                match s.played() {
-                    Ok(p) => p,
-                    Err(e) => return Some(e.to_string()),
-                }
-            }
-            (Some(r), None) => {
-                return Some(format!(
-                    "unscaled, but the job states its clock for a host of speed {r}"
-                ))
-            }
-            (None, Some(s)) => {
-                return Some(format!(
-                    "with its clock scaled from speed {} though the job did not ask for it",
-                    s.reference_speed
-                ))
-            }
-        };
-    bank_differs(played, replay.clock.as_ref())
-}
-
-/// A bank leaves its record with the limits `played`, no bank leaves none.
-fn bank_differs(played: bm::ClockSpec, replay: Option<&bm::ClockRecord>) -> Option<String> {
-    let banked = (played.bank_ms > 0).then_some(played);
-    match (banked, replay) {
-        (None, None) => None,
-        (Some(c), Some(r)) if c.turn_ms == r.turn_ms && c.bank_ms == r.bank_ms => None,
-        (Some(c), Some(r)) => Some(format!(
-            "under a clock of {} ms + a {} ms bank, not the job's {} ms + {} ms",
-            r.turn_ms, r.bank_ms, c.turn_ms, c.bank_ms
-        )),
-        (Some(c), None) => Some(format!("without the job's {} ms time bank", c.bank_ms)),
-        (None, Some(r)) => Some(format!(
-            "with a {} ms time bank the job did not ask for",
-            r.bank_ms
-        )),
-    }
 }

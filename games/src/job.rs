@@ -5,18 +5,7 @@
 
 use shared::msg::{GameJob, Job, SeatSpec};
 
-use crate::{bomberman, lowest, nim, proboj, qianwang};
-
-/// The rules version of the game of `game`: what a job names and a worker must run exactly.
-pub fn version_of(game: &GameJob) -> &'static str {
-    match game {
-        GameJob::Bomberman(_) => bomberman::VERSION,
-        GameJob::Qianwang(_) => qianwang::VERSION,
-        GameJob::Proboj(_) => proboj::VERSION,
-        GameJob::Nim(_) => nim::VERSION,
-        GameJob::Lowest(_) => lowest::VERSION,
-    }
-}
+pub use crate::version_of;
 
 /// Match `number` of `tournament`: its seats and its game, the referee version derived.
 pub fn job(tournament: &str, number: u64, seats: Vec<SeatSpec>, game: GameJob) -> Job {
@@ -32,6 +21,7 @@ pub fn job(tournament: &str, number: u64, seats: Vec<SeatSpec>, game: GameJob) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{nim, qianwang};
     use shared::msg::{NimJob, QianwangJob};
 
     #[test]

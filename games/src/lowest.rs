@@ -262,6 +262,10 @@ pub fn points(r: &LowestRecord) -> Vec<f64> {
         .collect()
 }
 
+/// What a report of this game is accepted as, and how ([`crate::accept::seated`]).
+pub type Record = LowestRecord;
+pub use crate::accept::seated as accept;
+
 /// Held to its job like every seat game's record (`accept::seated`).
 impl crate::seated::SeatedRecord for LowestRecord {
     fn decode(text: &str) -> Result<Self, crate::seated::Refusal> {

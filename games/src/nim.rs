@@ -212,6 +212,10 @@ pub fn points(r: &NimRecord) -> [f64; SEATS] {
     p
 }
 
+/// What a report of this game is accepted as, and how ([`crate::accept::seated`]).
+pub type Record = NimRecord;
+pub use crate::accept::seated as accept;
+
 /// Held to its job like every seat game's record (`accept::seated`).
 impl crate::seated::SeatedRecord for NimRecord {
     fn decode(text: &str) -> Result<Self, crate::seated::Refusal> {

@@ -59,6 +59,19 @@ pub enum BundleError {
     Path(String),
 }
 
+/// What a report of a proboj game is accepted as: its bundle.
+pub type Record = GameBundle;
+
+/// Hold a report's bundle to its job's games.json entry (the referee is the game's own server:
+/// the bundle is held to its game, not re-run).
+pub fn accept(
+    job: &shared::msg::ProbojJob,
+    text: &str,
+    holder: &crate::accept::Holder,
+) -> Result<GameBundle, crate::accept::AcceptError> {
+    check(&job.game_json, text).map_err(|e| holder.invalid(e.to_string()))
+}
+
 /// Read a bundle and hold it to the games.json entry of its job.
 pub fn check(game_json: &str, bundle_json: &str) -> Result<GameBundle, BundleError> {
     let entry: GameEntry =

@@ -150,7 +150,7 @@ fn proboj_job() -> Job {
         fair: false,
         server_timeout_ms: None,
     };
-    job(GameJob::Proboj(Box::new(p)), &[], &[])
+    job(GameJob::Proboj(p), &[], &[])
 }
 
 /// Byte-level edits of a text (the result read back as text, invalid UTF-8 replaced).

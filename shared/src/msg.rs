@@ -82,123 +82,103 @@ pub struct Refusal {
     pub reason: String,
 }
 
-/// The game a job plays: the one place a worker and the coordinator learn what a job is. A
-/// worker plays each variant with that game's module, the coordinator accepts its outcome
-/// through one verifying function (`games::accept`); adding a game adds a variant here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum GameJob {
-    /// A bomberman match: its map seed, referee package and clock.
-    Bomberman(BombermanJob),
-    /// A 钳王 match: two seats (black, then red) and the seed of its draws.
-    Qianwang(QianwangJob),
-    /// One game of a proboj games.json, with the files its commands need.
-    Proboj(Box<ProbojJob>),
-    /// A game of Nim, the farm's smallest game (the proof and the template of the game
-    /// boundary, see `docs/adding-a-game.md`).
-    Nim(NimJob),
-    /// A game of lowest unique, the three-seat test game (`games::lowest`).
-    Lowest(LowestJob),
+/// What a game's part of a job tells the farm beyond its own fields, implemented by each game's
+/// payload in its own module (`shared::msg::<game>`). Every method has the answer of a game that
+/// does not need it, so a game overrides only what it uses.
+pub trait JobPayload {
+    /// The seed the match is played from (None: the game draws its own, as a proboj server).
+    fn seed(&self) -> Option<u64> {
+        None
+    }
+
+    /// The MANIFEST digest of the referee package a worker must hold to play it (bomberman's).
+    fn referee_package(&self) -> Option<&str> {
+        None
+    }
+
+    /// Files beyond the seats' programs a worker fetches by hash before it plays (proboj's
+    /// package).
+    fn files(&self) -> Vec<ProgramRef> {
+        Vec::new()
+    }
+
+    /// How many players play, when the seats do not say (None: one per seat).
+    fn players(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Declares the games of the wire, one line each: `Variant(module::Payload) = "name"` declares
+/// `pub mod module` (the payload and its [`JobPayload`] impl), the [`GameJob`] variant, its
+/// [`GameKind`] and its name. A game appended at the end keeps every other game's bytes on the
+/// wire (bincode numbers variants in order), so an older worker decodes the jobs it knows as
+/// before and refuses the new game's as undecodable, naming itself (`farm worker`'s dead
+/// letter); a game must never be inserted before another or removed.
+macro_rules! games {
+    ($($variant:ident($module:ident::$payload:ident) = $name:literal),+ $(,)?) => {
+        $(pub mod $module; pub use $module::*;)+
+
+        /// The game a job plays, with what that game needs beyond the seats: the one place a
+        /// worker and the coordinator learn what a job is (`docs/adding-a-game.md`).
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum GameJob {
+            $(#[doc = concat!("A ", $name, " match.")] $variant($payload),)+
+        }
+
+        /// Which game, without its payload (the variants of [`GameJob`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum GameKind {
+            $(#[doc = concat!("The game `", $name, "`.")] $variant,)+
+        }
+
+        impl GameKind {
+            /// Every game of the wire, in its order there.
+            pub const ALL: &'static [GameKind] = &[$(GameKind::$variant),+];
+
+            /// The game's name, for messages, metrics and `--game`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(GameKind::$variant => $name,)+
+                }
+            }
+        }
+
+        impl GameJob {
+            /// Which game this is.
+            pub fn kind(&self) -> GameKind {
+                match self {
+                    $(GameJob::$variant(_) => GameKind::$variant,)+
+                }
+            }
+
+            /// The game's own part of the job.
+            pub fn payload(&self) -> &dyn JobPayload {
+                match self {
+                    $(GameJob::$variant(p) => p,)+
+                }
+            }
+        }
+    };
+}
+
+games! {
+    Bomberman(bomberman::BombermanJob) = "bomberman",
+    Qianwang(qianwang::QianwangJob) = "qianwang",
+    Proboj(proboj::ProbojJob) = "proboj",
+    Nim(nim::NimJob) = "nim",
+    Lowest(lowest::LowestJob) = "lowest",
 }
 
 impl GameJob {
     /// The game's name, for messages and metrics.
     pub fn name(&self) -> &'static str {
-        match self {
-            GameJob::Bomberman(_) => "bomberman",
-            GameJob::Qianwang(_) => "qianwang",
-            GameJob::Proboj(_) => "proboj",
-            GameJob::Nim(_) => "nim",
-            GameJob::Lowest(_) => "lowest",
-        }
+        self.kind().name()
     }
-}
 
-impl GameJob {
     /// The seed the match is played from (proboj has none: its server draws its own).
     pub fn seed(&self) -> Option<u64> {
-        match self {
-            GameJob::Bomberman(j) => Some(j.seed),
-            GameJob::Qianwang(j) => Some(j.seed),
-            GameJob::Nim(j) => Some(j.seed),
-            GameJob::Lowest(j) => Some(j.seed),
-            GameJob::Proboj(_) => None,
-        }
+        self.payload().seed()
     }
-
-    /// The digest of the package the worker must hold to play it (bomberman's referee
-    /// package, proboj's files), if the game has one.
-    pub fn package_digest(&self) -> Option<&str> {
-        match self {
-            GameJob::Bomberman(j) => Some(&j.manifest_digest),
-            GameJob::Proboj(p) => Some(&p.manifest_digest),
-            GameJob::Qianwang(_) | GameJob::Nim(_) | GameJob::Lowest(_) => None,
-        }
-    }
-}
-
-/// A bomberman match: the map seed, the referee package and the clock.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BombermanJob {
-    pub seed: u64,
-    /// sha256 over the referee package's MANIFEST (what the worker must be able to satisfy).
-    pub manifest_digest: String,
-    /// The tournament's clock (None: the rules' clock).
-    pub clock: Option<BombermanClock>,
-}
-
-/// A 钳王 match: the seed of the game's draws (`game.random`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QianwangJob {
-    pub seed: u64,
-}
-
-/// A Nim game: its heaps' seed and each answer's limit in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NimJob {
-    pub seed: u64,
-    pub turn_ms: u64,
-}
-
-/// A lowest-unique game: its seed (the number of rounds) and each answer's limit in
-/// milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LowestJob {
-    pub seed: u64,
-    pub turn_ms: u64,
-}
-
-/// The clock a bomberman match is played under: it travels in the job so that every worker
-/// plays a tournament's matches alike, whatever its own environment says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BombermanClock {
-    /// Answer limit of every turn after turn 0, milliseconds (turn 0 gets at least the rules'
-    /// start-up allowance).
-    pub turn_ms: u64,
-    /// Each bot's time bank for the match, milliseconds (0: none).
-    pub time_bank_ms: u64,
-    /// Both limits are stated for a host of this speed (reference bot-turns per second, the
-    /// workers' self-test signature): each worker plays them scaled by reference / its own
-    /// speed and records the scaling in the replay. None: played as stated.
-    pub reference_speed: Option<u32>,
-}
-
-/// One proboj game for a remote worker: the runner's config and the game's entry (both as the
-/// JSON the user wrote, paths relative to the package root), and every file of the package.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbojJob {
-    /// The digest of the package's file list (its MANIFEST): what the worker checks `files`
-    /// against.
-    pub manifest_digest: String,
-    /// config.json with `game_root` relative to the package root.
-    pub config_json: String,
-    /// The games.json entry of this game.
-    pub game_json: String,
-    /// Files laid out under the package root before the game starts.
-    pub files: Vec<PackageFile>,
-    /// Stop players while the server is not waiting on them (the CPU-fair scheme).
-    pub fair: bool,
-    /// End the game when the server is silent this long (milliseconds; None: never).
-    pub server_timeout_ms: Option<u64>,
 }
 
 /// A file of a package: where it goes (relative, `/`-separated) and its bytes by hash.

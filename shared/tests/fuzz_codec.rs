@@ -6,71 +6,13 @@
 
 use proptest::prelude::*;
 use shared::codec::{decode, encode, CodecError, FarmKey, WIRE_VERSION};
-use shared::msg::{
-    BombermanClock, BombermanJob, GameJob, Job, JobFailure, JobReport, NimJob, PackageFile,
-    ProbojJob, ProgramRef, QianwangJob, SeatSpec,
-};
+use shared::msg::{Job, JobFailure, JobReport};
+use support::jobs;
+
+mod support;
 
 fn key() -> FarmKey {
     FarmKey::new(b"fuzz farm key".to_vec())
-}
-
-fn seat(i: usize) -> SeatSpec {
-    SeatSpec {
-        name: format!("bot{i}"),
-        program: ProgramRef {
-            sha256: format!("{i:064x}"),
-            file_name: format!("bot{i}.cpp"),
-        },
-    }
-}
-
-/// One job of each game kind.
-fn jobs() -> Vec<Job> {
-    let games = [
-        GameJob::Bomberman(BombermanJob {
-            seed: 42,
-            manifest_digest: "d".repeat(64),
-            clock: None,
-        }),
-        GameJob::Bomberman(BombermanJob {
-            seed: 43,
-            manifest_digest: "d".repeat(64),
-            clock: Some(BombermanClock {
-                turn_ms: 1000,
-                time_bank_ms: 7000,
-                reference_speed: Some(240),
-            }),
-        }),
-        GameJob::Qianwang(QianwangJob { seed: 44 }),
-        GameJob::Nim(NimJob {
-            seed: 45,
-            turn_ms: 250,
-        }),
-        GameJob::Proboj(Box::new(ProbojJob {
-            manifest_digest: "d".repeat(64),
-            config_json: "{\"game_root\": \"g\"}".into(),
-            game_json: "{\"name\": \"x\"}".into(),
-            files: vec![PackageFile {
-                path: "g/server".into(),
-                sha256: "ab".repeat(32),
-                executable: true,
-            }],
-            fair: true,
-            server_timeout_ms: Some(5000),
-        })),
-    ];
-    games
-        .into_iter()
-        .enumerate()
-        .map(|(i, game)| Job {
-            tournament: format!("t{i}"),
-            number: i as u64 + 1,
-            referee_version: "v1".into(),
-            seats: vec![seat(0), seat(1)],
-            game,
-        })
-        .collect()
 }
 
 fn reports() -> Vec<JobReport> {

@@ -1,19 +1,17 @@
 //! Worker-side Prometheus metrics: job duration (per game and player count), per-turn latency
-//! (Bomberman's turns, per player count), bot faults by kind and bot, compile cache hits/misses
+//! (per game and player count, for games whose result records turn timing), bot faults by kind and bot, compile cache hits/misses
 //! and compile time, sandbox mode, slots busy/total, the start-up self-test. Registered in the
 //! process's default registry; whoever runs the worker (`farm run` embedded, or a cluster
 //! worker) serves it on `/metrics`.
 
 use std::sync::OnceLock;
 
-use games::bomberman::replay::MatchResult;
 use prometheus::{
     Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
 };
-use shared::FaultKind;
+use serde_json::Value;
+use shared::{Fault, FaultKind};
 
-/// The game label of Bomberman matches.
-pub const BOMBERMAN: &str = "bomberman";
 /// Sandbox modes, each a series of `farm_worker_sandbox_mode` (1 for the one in use).
 pub const SANDBOX_MODES: [&str; 4] = ["auto", "off", "unprivileged", "full"];
 
@@ -188,10 +186,18 @@ impl WorkerMetrics {
             .inc();
     }
 
-    /// What a played match says about its bots: faults by kind and bot, per-turn wall times
-    /// (from the timing the worker recorded in the result).
-    pub fn match_result(&self, result: &MatchResult) {
-        for (name, faults) in result.names.iter().zip(&result.faults) {
+    /// What a played match of `game` with `players` seats says about its bots: faults by kind
+    /// and bot (`names` and `faults` by seat), per-turn wall times (from the `timing` the worker
+    /// recorded in the result: per bot, `per_turn` rows with `wall_us`).
+    pub fn bots(
+        &self,
+        game: &str,
+        players: usize,
+        names: &[String],
+        faults: &[Vec<Fault>],
+        timing: Option<&Value>,
+    ) {
+        for (name, faults) in names.iter().zip(faults) {
             for kind in FaultKind::ALL {
                 self.faults.with_label_values(&[kind.as_str(), name]);
             }
@@ -203,8 +209,8 @@ impl WorkerMetrics {
         }
         let turns = self
             .turn_seconds
-            .with_label_values(&[BOMBERMAN, &result.players.to_string()]);
-        let Some(timing) = result.timing.as_ref().and_then(|t| t.as_object()) else {
+            .with_label_values(&[game, &players.to_string()]);
+        let Some(timing) = timing.and_then(|t| t.as_object()) else {
             return;
         };
         for bot in timing.values() {

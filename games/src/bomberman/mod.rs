@@ -1,6 +1,7 @@
 //! Bomberman (rules v0.5-public-state): parameters, maps, the turn state machine, the bot text
 //! protocol, exact scoring, the match clock (turn limits, optional time bank, optionally scaled to the host's speed), and replays with their verification, viewer data and text inspection.
 
+mod accept;
 pub mod action;
 pub mod clock;
 pub mod events;
@@ -19,6 +20,7 @@ pub mod scaled_clock;
 pub mod text;
 pub mod viewer;
 
+pub use accept::{accept, Record};
 pub use action::{parse_answer, Action, AnswerError, Input, Move, MAX_ANSWER_BYTES};
 pub use clock::{Bank, Charge, ClockRecord, ClockSpec, ClockTurn};
 pub use events::{BombFailure, DeathCause, Event};

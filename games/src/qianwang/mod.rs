@@ -81,6 +81,10 @@ pub mod viewer;
 
 pub use board::{on_board, Board, Move, Side, INITIAL_BLACK, INITIAL_RED, SIZE};
 pub use game::{Forfeit, Game, Outcome, Ply, PlyOutcome, RuntimeKind, POINTS_PER_MOVE};
+/// What a report of this game is accepted as, and how ([`crate::accept::seated`]).
+pub type Record = MatchRecord;
+pub use crate::accept::seated as accept;
+
 pub use record::{summarize, verify, MatchRecord, Player, PlyMismatch, RecordError, VerifyError};
 pub use rules::{
     apply, captures_at, check_move, judge, legal_moves, material_winner, Applied, EndReason,

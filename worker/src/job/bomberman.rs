@@ -6,7 +6,7 @@
 use games::bomberman as bm;
 use shared::msg::{BombermanClock, BombermanJob, Job, JobFailure};
 
-use super::{Artifacts, JobRunner};
+use super::{Artifacts, JobRunner, Steering};
 use crate::referee::{self, MapChoice, MatchSpec, Seat};
 
 /// The clock the job asks for: its own (the tournament's turn limit and time bank), or the
@@ -55,6 +55,7 @@ pub(super) fn play(
     job: &Job,
     game: &BombermanJob,
     artifacts: &dyn Artifacts,
+    _steering: &Steering,
 ) -> Result<String, JobFailure> {
     let seats = job.seats.len();
     if !(bm::MIN_PLAYERS..=bm::MAX_PLAYERS).contains(&seats) {
@@ -93,6 +94,13 @@ pub(super) fn play(
             job.number
         ))
     })?;
-    crate::metrics::global().match_result(&replay.result);
+    let r = &replay.result;
+    crate::metrics::global().bots(
+        job.game.name(),
+        r.players,
+        &r.names,
+        &r.faults,
+        r.timing.as_ref(),
+    );
     Ok(json)
 }

@@ -11,7 +11,7 @@ use sandbox::{Bot, SpawnError};
 use shared::msg::{Job, JobFailure, LowestJob};
 use shared::{Fault, FaultKind};
 
-use super::{Artifacts, JobRunner};
+use super::{Artifacts, JobRunner, Steering};
 
 /// The rules version of lowest-unique jobs.
 pub use games::lowest::VERSION;
@@ -22,6 +22,7 @@ pub(super) fn play(
     job: &Job,
     game: &LowestJob,
     artifacts: &dyn Artifacts,
+    _steering: &Steering,
 ) -> Result<String, JobFailure> {
     if job.seats.len() != lowest::SEATS {
         return Err(JobFailure::Unsupported(format!(

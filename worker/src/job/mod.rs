@@ -3,13 +3,40 @@
 //! programs by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
 //! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
-mod bomberman;
-mod lowest;
-mod nim;
-mod proboj;
-mod qianwang;
+/// Declares the games this worker plays, one line each: `Variant(module)` declares `mod module`
+/// and its arm in [`play`]. `Variant` is the game's `GameJob` variant; its module has
+/// `play(runner, job, payload, artifacts, steering) -> Result<String, JobFailure>` (the record
+/// as JSON, verified before it leaves the worker; a bot's fault is in the record, a host problem
+/// is the `JobFailure`).
+macro_rules! games {
+    ($($variant:ident($module:ident)),+ $(,)?) => {
+        $(mod $module;)+
 
-pub use proboj::PROBOJ_NOT_STARTED;
+        /// Play `job` with its game's module.
+        fn play(
+            runner: &JobRunner,
+            job: &Job,
+            artifacts: &dyn Artifacts,
+            steering: &Steering,
+        ) -> Result<String, JobFailure> {
+            match &job.game {
+                $(GameJob::$variant(p) => $module::play(runner, job, p, artifacts, steering),)+
+            }
+        }
+    };
+}
+
+games! {
+    Bomberman(bomberman),
+    Qianwang(qianwang),
+    Proboj(proboj),
+    Nim(nim),
+    Lowest(lowest),
+}
+
+/// The failure of a job asked for after [`Steering::stop`] was set: not started, never scored
+/// (the runner that set it is stopping).
+pub const NOT_STARTED: &str = "not started: the runner is stopping";
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +44,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use games::bomberman as bm;
 use sandbox::{BotCommand, CoreTokens, SandboxConfig};
 use shared::msg::{GameJob, Job, JobFailure, JobReport, ProgramRef, SeatSpec};
 use shared::{Fault, FaultKind};
@@ -25,30 +51,18 @@ use shared::{Fault, FaultKind};
 use crate::compile::CompileCache;
 
 /// The rules versions of every game this worker plays (for its heartbeat).
-pub fn supported_versions() -> [&'static str; 5] {
-    [
-        bm::VERSION,
-        qianwang::VERSION,
-        proboj::VERSION,
-        nim::VERSION,
-        lowest::VERSION,
-    ]
+pub fn supported_versions() -> &'static [&'static str] {
+    games::VERSIONS
 }
 
 /// The rules version this worker runs for the game of `game` (the games crate's, as every job
 /// names it).
 pub use games::job::version_of;
 
-/// How many players a job seats: its seats, or the players a proboj game's games.json entry
-/// names (its players are commands of its package, not seats).
+/// How many players a job seats: its seats, unless its game says otherwise (a proboj game's
+/// players are commands of its package, named by its games.json entry).
 fn players_of(job: &Job) -> usize {
-    match &job.game {
-        GameJob::Proboj(p) => serde_json::from_str::<serde_json::Value>(&p.game_json)
-            .ok()
-            .and_then(|v| v["players"].as_array().map(Vec::len))
-            .unwrap_or(0),
-        _ => job.seats.len(),
-    }
+    job.game.payload().players().unwrap_or(job.seats.len())
 }
 
 /// Why this worker cannot play `job` (its game's rules are another version), if it cannot.
@@ -187,13 +201,9 @@ impl JobRunner {
         metrics.set_sandbox_mode(self.sandbox.effective_mode().as_str());
         let _busy = metrics.busy();
         let started = Instant::now();
-        let outcome = match (unsupported(job), &job.game) {
-            (Some(why), _) => Err(why),
-            (None, GameJob::Bomberman(b)) => bomberman::play(self, job, b, artifacts),
-            (None, GameJob::Qianwang(q)) => qianwang::play(self, job, q.seed, artifacts),
-            (None, GameJob::Proboj(p)) => proboj::play(self, job, p, artifacts, steering),
-            (None, GameJob::Nim(n)) => nim::play(self, job, n, artifacts),
-            (None, GameJob::Lowest(l)) => lowest::play(self, job, l, artifacts),
+        let outcome = match unsupported(job) {
+            Some(why) => Err(why),
+            None => play(self, job, artifacts, steering),
         };
         metrics.job_done(
             job.game.name(),
@@ -219,14 +229,14 @@ mod tests {
 
     #[test]
     fn a_proboj_job_counts_the_players_its_game_names() {
-        let game = GameJob::Proboj(Box::new(ProbojJob {
+        let game = GameJob::Proboj(ProbojJob {
             manifest_digest: String::new(),
             config_json: "{}".into(),
             game_json: r#"{"gamefolder": "g", "players": ["a", "b", "c"]}"#.into(),
             files: Vec::new(),
             fair: true,
             server_timeout_ms: None,
-        }));
+        });
         let job = games::job::job("t", 1, Vec::new(), game);
         assert_eq!(players_of(&job), 3);
     }

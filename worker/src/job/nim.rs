@@ -11,7 +11,7 @@ use sandbox::{Bot, SpawnError};
 use shared::msg::{Job, JobFailure, NimJob};
 use shared::{Fault, FaultKind};
 
-use super::{Artifacts, JobRunner};
+use super::{Artifacts, JobRunner, Steering};
 
 /// The rules version of Nim jobs.
 pub use games::nim::VERSION;
@@ -22,6 +22,7 @@ pub(super) fn play(
     job: &Job,
     game: &NimJob,
     artifacts: &dyn Artifacts,
+    _steering: &Steering,
 ) -> Result<String, JobFailure> {
     if job.seats.len() != nim::SEATS {
         return Err(JobFailure::Unsupported(format!(

@@ -13,13 +13,8 @@ use super::{Artifacts, JobRunner, Steering};
 use crate::proboj::remote::{self, RemoteError};
 use crate::proboj::RunOptions;
 
-pub use crate::proboj::remote::VERSION;
-
 /// A worker finishes the games it started (SIGTERM waits for them), so nothing sets this.
 static NEVER: AtomicBool = AtomicBool::new(false);
-
-/// The failure of a game asked for after its runner was told to stop (it is not started).
-pub const PROBOJ_NOT_STARTED: &str = "not started: the runner is stopping";
 
 /// Play `job` (one proboj game) and return its bundle.
 pub(super) fn play(
@@ -31,7 +26,7 @@ pub(super) fn play(
 ) -> Result<String, JobFailure> {
     let stop = steering.stop.as_deref().unwrap_or(&NEVER);
     if stop.load(Ordering::SeqCst) {
-        return Err(JobFailure::Infrastructure(PROBOJ_NOT_STARTED.to_string()));
+        return Err(JobFailure::Infrastructure(super::NOT_STARTED.to_string()));
     }
     let digest = remote::package_digest(&p.files)
         .map_err(|e| JobFailure::Artifact(format!("game {}: {e}", job.number)))?;

@@ -5,20 +5,18 @@
 //! mismatching artifact, or an engine that cannot start, is a host problem, never blamed on a
 //! bot.
 
-use shared::msg::{Job, JobFailure, SeatSpec};
+use shared::msg::{Job, JobFailure, QianwangJob, SeatSpec};
 
-use super::{Artifacts, JobRunner};
+use super::{Artifacts, JobRunner, Steering};
 use crate::qianwang::{try_play_entrants, Entrant, JsHost, Limits};
-
-/// The referee version of qianwang jobs.
-pub use games::qianwang::VERSION;
 
 /// Play `job` (a qianwang match) and return its record as JSON.
 pub(super) fn play(
     runner: &JobRunner,
     job: &Job,
-    seed: u64,
+    game: &QianwangJob,
     artifacts: &dyn Artifacts,
+    _steering: &Steering,
 ) -> Result<String, JobFailure> {
     let [black, red] = job.seats.as_slice() else {
         return Err(JobFailure::Unsupported(format!(
@@ -38,7 +36,7 @@ pub(super) fn play(
         },
         None => JsHost::this_program(runner.sandbox.clone()),
     };
-    let record = try_play_entrants(&host, &black, &red, seed, &Limits::default())
+    let record = try_play_entrants(&host, &black, &red, game.seed, &Limits::default())
         .map_err(|e| JobFailure::Infrastructure(format!("match {}: {e}", job.number)))?;
     tracing::debug!(
         match_number = job.number,

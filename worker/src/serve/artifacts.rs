@@ -9,10 +9,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use games::bomberman as bm;
-
 use broker::Store;
-use shared::msg::{GameJob, Job, JobFailure, PackageFile, ProgramRef};
+use shared::msg::{Job, JobFailure, ProgramRef};
 
 use super::Chain;
 use crate::job::LocalArtifacts;
@@ -40,21 +38,21 @@ impl RedisArtifacts {
         &self.dir
     }
 
-    /// For a Bomberman job: fetch its referee package by the job's manifest digest, re-hash
-    /// every file, and check that the package is for the referee this worker runs. A package
+    /// For a job whose game has a referee package (bomberman's): fetch it by the job's manifest
+    /// digest, re-hash every file, and check that the package is for the referee this worker
+    /// runs. A package
     /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
     /// another referee is refused.
     pub async fn referee_package(&self, job: &Job) -> Result<(), JobFailure> {
-        let GameJob::Bomberman(game) = &job.game else {
+        let Some(digest) = job.game.payload().referee_package() else {
             return Ok(());
         };
-        let digest = &game.manifest_digest;
         if self.packages.lock().is_ok_and(|p| p.contains(digest)) {
             return Ok(());
         }
         let text_path = self
             .fetch_one(&ProgramRef {
-                sha256: digest.clone(),
+                sha256: digest.to_string(),
                 file_name: "referee MANIFEST".into(),
             })
             .await?;
@@ -78,13 +76,13 @@ impl RedisArtifacts {
                     .map(|v| v.trim().to_string());
             }
         }
+        let mine = games::version_of(&job.game);
         match version {
-            Some(v) if v == bm::VERSION => {}
+            Some(v) if v == mine => {}
             Some(v) => {
                 return Err(JobFailure::Unsupported(format!(
-                    "match {}: the referee package with MANIFEST digest {digest} is for referee {v:?}; this worker runs {:?}",
-                    job.number,
-                    bm::VERSION
+                    "match {}: the referee package with MANIFEST digest {digest} is for referee {v:?}; this worker runs {mine:?}",
+                    job.number
                 )))
             }
             None => {
@@ -95,7 +93,7 @@ impl RedisArtifacts {
             }
         }
         if let Ok(mut p) = self.packages.lock() {
-            p.insert(digest.clone());
+            p.insert(digest.to_string());
         }
         Ok(())
     }
@@ -104,9 +102,7 @@ impl RedisArtifacts {
     pub async fn fetch(&self, job: &Job) -> Result<LocalArtifacts, JobFailure> {
         let mut local = LocalArtifacts::new();
         let mut programs: Vec<ProgramRef> = job.seats.iter().map(|s| s.program.clone()).collect();
-        if let GameJob::Proboj(p) = &job.game {
-            programs.extend(p.files.iter().map(PackageFile::program));
-        }
+        programs.extend(job.game.payload().files());
         for program in &programs {
             let path = self.fetch_one(program).await?;
             local.insert(program.sha256.clone(), path);

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use broker::{connect, persistent, wake, Names, Terms, REASON_HEADER};
 use shared::codec;
-use shared::msg::{GameJob, Job, Posting, Refusal};
+use shared::msg::{Job, Posting, Refusal};
 
 use super::outbox::{deliver, play};
 use super::{Chain, Ctx, SessionError, Taken};
@@ -386,11 +386,12 @@ fn refusal(ctx: &Ctx, names: &Names, job: &Job) -> Option<String> {
     if let Some(failure) = crate::job::unsupported(job) {
         return Some(format!("worker {}: {failure}", ctx.cfg.id));
     }
-    if let (Some(mine), GameJob::Bomberman(game)) = (&ctx.cfg.manifest_digest, &job.game) {
-        if *mine != game.manifest_digest {
+    let needs = job.game.payload().referee_package();
+    if let (Some(mine), Some(needs)) = (&ctx.cfg.manifest_digest, needs) {
+        if mine != needs {
             return Some(format!(
-                "match {}: needs the referee package with MANIFEST digest {}; worker {} is pinned to {mine}",
-                job.number, game.manifest_digest, ctx.cfg.id
+                "match {}: needs the referee package with MANIFEST digest {needs}; worker {} is pinned to {mine}",
+                job.number, ctx.cfg.id
             ));
         }
     }

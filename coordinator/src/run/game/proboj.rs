@@ -250,14 +250,14 @@ pub fn job(kit: &Kit, number: u64, entry: &ScheduleEntry, seats: &[String]) -> G
         "players": seats,
         "args": kit.map_of(entry.seed),
     });
-    GameJob::Proboj(Box::new(ProbojJob {
+    GameJob::Proboj(ProbojJob {
         manifest_digest: kit.digest.clone(),
         config_json: kit.config_json.clone(),
         game_json: game.to_string(),
         files: kit.files.clone(),
         fair: true,
         server_timeout_ms: None,
-    }))
+    })
 }
 
 /// What the engine keeps of a game: the replay record (the version first, so a file names its
