@@ -510,14 +510,7 @@ fn a_game_is_registered_in_the_engine_by_one_line() {
         let naming: Vec<&str> = code
             .lines()
             .map(str::trim)
-            .filter(|l| {
-                l.match_indices(m.as_str()).any(|(i, _)| {
-                    let before = l[..i].chars().next_back();
-                    let after = l[i + m.len()..].chars().next();
-                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                })
-            })
+            .filter(|l| names_word(l, m))
             .collect();
         let registered = games_list.contains(&format!("{m}::"));
         let expected = [format!("pub mod {m};")];
@@ -536,4 +529,85 @@ fn a_game_is_registered_in_the_engine_by_one_line() {
         "a game is named in run/game/mod.rs beyond its `pub mod` and its GAMES line:\n{}",
         wrong.join("\n")
     );
+}
+
+/// A game is registered in `shared`, `games` and `worker` by one line each, as in the
+/// coordinator: the `games!` invocation of `shared/src/msg.rs` (the wire's `GameJob` and
+/// `GameKind`), of `games/src/lib.rs` (the rules: `Accepted`, `version_of`, the accept) and of
+/// `worker/src/job/mod.rs` (the play). Of the code outside the games' own modules (the
+/// registries, the wire codec, the accept and job builder, the worker's job runner, serve loop
+/// and metrics), the only line that names a game is its line in its crate's `games!`
+/// (docs/adding-a-game.md).
+#[test]
+fn every_crate_registers_a_game_by_one_line() {
+    let root = repo();
+    let games = [
+        ("Bomberman", "bomberman"),
+        ("Qianwang", "qianwang"),
+        ("Proboj", "proboj"),
+        ("Nim", "nim"),
+        ("Lowest", "lowest"),
+    ];
+    let registries = [
+        "shared/src/msg.rs",
+        "games/src/lib.rs",
+        "worker/src/job/mod.rs",
+    ];
+    let mut files: Vec<PathBuf> = [
+        "shared/src/codec.rs",
+        "games/src/accept.rs",
+        "games/src/job.rs",
+        "games/src/seated.rs",
+        "worker/src/metrics.rs",
+    ]
+    .iter()
+    .chain(&registries)
+    .map(|f| root.join(f))
+    .collect();
+    sources(&root.join("worker/src/serve"), &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        // Unit tests may build any game's job.
+        let code = code_only(text.split("#[cfg(test)]").next().unwrap_or(""));
+        let registry = code
+            .split("\ngames! {")
+            .nth(1)
+            .and_then(|rest| rest.split("\n}").next())
+            .unwrap_or("");
+        let is_registry = registries.iter().any(|r| f.ends_with(r));
+        if is_registry && registry.is_empty() {
+            wrong.push(format!("{}: no `games! {{ ... }}` registry", f.display()));
+        }
+        for (variant, module) in games {
+            let naming: Vec<&str> = code
+                .lines()
+                .filter(|l| names_word(l, variant) || names_word(l, module))
+                .collect();
+            let allowed =
+                is_registry && naming.len() == 1 && registry.lines().any(|l| l == naming[0]);
+            if !naming.is_empty() && !allowed || is_registry && naming.len() != 1 {
+                wrong.push(format!(
+                    "{}: {module}: {:?}",
+                    f.display(),
+                    naming.iter().map(|l| l.trim()).collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a game is named outside its modules and its one line in its crate's `games!`:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// `line` names `word` as a whole word (not inside a longer identifier).
+fn names_word(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
