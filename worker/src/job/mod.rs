@@ -1,5 +1,5 @@
 //! Executing one farm job on this worker, whatever transport brought it: check the rules version
-//! of the job's [`GameJob`] (bomberman, proboj, qianwang, nim), let that game's module resolve
+//! of the job's [`GameJob`] (any game of this crate's `games!` registry), let that game's module resolve
 //! programs by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
 //! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
