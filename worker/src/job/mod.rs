@@ -1,7 +1,7 @@
 //! Executing one farm job on this worker, whatever transport brought it: check the rules version
-//! of the job's [`GameJob`] (any game of this crate's `games!` registry), let that game's module resolve
-//! programs by hash and play, and wrap the outcome in a report. A bot's fault is a result, never a
-//! failed job; a host problem is a [`JobFailure`], never blamed on a bot.
+//! of the job's [`GameJob`] (any game of this crate's `games!` registry), let that game's module
+//! resolve programs by hash and play, and wrap the outcome in a report. A bot's fault is a
+//! result, never a failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
 /// Declares the games this worker plays, one line each: `Variant(module)` declares `mod module`
 /// and its arm in [`play`]. `Variant` is the game's `GameJob` variant; its module has
