@@ -531,12 +531,13 @@ fn a_game_is_registered_in_the_engine_by_one_line() {
     );
 }
 
-/// A game is registered in `shared`, `games` and `worker` by one line each, as in the
-/// coordinator: the `games!` invocation of `shared/src/msg.rs` (the wire's `GameJob` and
-/// `GameKind`), of `games/src/lib.rs` (the rules: `Accepted`, `version_of`, the accept) and of
-/// `worker/src/job/mod.rs` (the play). Of the code outside the games' own modules (the
+/// A game is registered in `shared`, `games` and `worker` by one line in all three: its line in
+/// `shared::for_each_game!` (`shared/src/msg.rs`), the list each crate's `games!` registry is
+/// written from (`shared::for_each_game!(games)` in `games/src/lib.rs` and
+/// `worker/src/job/mod.rs`: the wire's `GameJob` and `GameKind`, the rules' `Accepted`,
+/// `version_of` and accept, the worker's play). Of the code outside the games' own modules (the
 /// registries, the wire codec, the accept and job builder, the worker's job runner, serve loop
-/// and metrics), the only line that names a game is its line in its crate's `games!`
+/// and metrics), the only line that names a game is its line in that list
 /// (docs/adding-a-game.md).
 #[test]
 fn every_crate_registers_a_game_by_one_line() {
@@ -548,17 +549,15 @@ fn every_crate_registers_a_game_by_one_line() {
         ("Nim", "nim"),
         ("Lowest", "lowest"),
     ];
-    let registries = [
-        "shared/src/msg.rs",
-        "games/src/lib.rs",
-        "worker/src/job/mod.rs",
-    ];
+    let list = "shared/src/msg.rs";
+    let registries = ["games/src/lib.rs", "worker/src/job/mod.rs"];
     let mut files: Vec<PathBuf> = [
         "shared/src/codec.rs",
         "games/src/accept.rs",
         "games/src/job.rs",
         "games/src/seated.rs",
         "worker/src/metrics.rs",
+        list,
     ]
     .iter()
     .chain(&registries)
@@ -570,23 +569,30 @@ fn every_crate_registers_a_game_by_one_line() {
         let text = std::fs::read_to_string(f).unwrap();
         // Unit tests may build any game's job.
         let code = code_only(text.split("#[cfg(test)]").next().unwrap_or(""));
-        let registry = code
-            .split("\ngames! {")
+        let is_list = f.ends_with(list);
+        let listed = code
+            .split("macro_rules! for_each_game {")
             .nth(1)
             .and_then(|rest| rest.split("\n}").next())
             .unwrap_or("");
-        let is_registry = registries.iter().any(|r| f.ends_with(r));
-        if is_registry && registry.is_empty() {
-            wrong.push(format!("{}: no `games! {{ ... }}` registry", f.display()));
+        if is_list && listed.is_empty() {
+            wrong.push(format!("{}: no `for_each_game!` list", f.display()));
+        }
+        if registries.iter().any(|r| f.ends_with(r))
+            && !code.contains("shared::for_each_game!(games);")
+        {
+            wrong.push(format!(
+                "{}: no `shared::for_each_game!(games)` registry",
+                f.display()
+            ));
         }
         for (variant, module) in games {
             let naming: Vec<&str> = code
                 .lines()
                 .filter(|l| names_word(l, variant) || names_word(l, module))
                 .collect();
-            let allowed =
-                is_registry && naming.len() == 1 && registry.lines().any(|l| l == naming[0]);
-            if !naming.is_empty() && !allowed || is_registry && naming.len() != 1 {
+            let allowed = is_list && naming.len() == 1 && listed.lines().any(|l| l == naming[0]);
+            if !naming.is_empty() && !allowed || is_list && naming.len() != 1 {
                 wrong.push(format!(
                     "{}: {module}: {:?}",
                     f.display(),
@@ -597,7 +603,7 @@ fn every_crate_registers_a_game_by_one_line() {
     }
     assert!(
         wrong.is_empty(),
-        "a game is named outside its modules and its one line in its crate's `games!`:\n{}",
+        "a game is named outside its modules and its one line in `shared::for_each_game!`:\n{}",
         wrong.join("\n")
     );
 }

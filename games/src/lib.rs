@@ -11,7 +11,8 @@ pub mod seated;
 use accept::{AcceptError, Holder};
 use shared::msg::{GameJob, GameKind};
 
-/// Declares the games, one line each: `Variant(module)` declares `pub mod module`, its
+/// Declares the games of [`shared::for_each_game!`]'s list: `Variant(module::Payload) = "name"`
+/// declares `pub mod module`, its
 /// [`Accepted`] variant, its rules version in [`version_of`] and [`VERSIONS`], and its accept.
 /// `Variant` is the game's [`GameJob`] variant; its module holds what the farm asks of a game's
 /// rules:
@@ -22,7 +23,7 @@ use shared::msg::{GameJob, GameKind};
 ///   the job (the record re-verified by the rules, its seed and seats the job's); a seat game's
 ///   is `accept::seated` (`docs/adding-a-game.md`).
 macro_rules! games {
-    ($($variant:ident($module:ident)),+ $(,)?) => {
+    ($($variant:ident($module:ident::$payload:ident) = $name:literal),+ $(,)?) => {
         $(pub mod $module;)+
 
         /// A report that passed [`accept::accept`], typed by its game.
@@ -63,13 +64,7 @@ macro_rules! games {
     };
 }
 
-games! {
-    Bomberman(bomberman),
-    Qianwang(qianwang),
-    Proboj(proboj),
-    Nim(nim),
-    Lowest(lowest),
-}
+shared::for_each_game!(games);
 
 impl Accepted {
     /// The game's name, as [`GameJob::name`] gives it.

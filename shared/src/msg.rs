@@ -108,7 +108,7 @@ pub trait JobPayload {
     }
 }
 
-/// Declares the games of the wire, one line each: `Variant(module::Payload) = "name"` declares
+/// Declares the games of the wire from [`for_each_game!`]'s list: `Variant(module::Payload) = "name"` declares
 /// `pub mod module` (the payload and its [`JobPayload`] impl), the [`GameJob`] variant, its
 /// [`GameKind`] and its name. A game appended at the end keeps every other game's bytes on the
 /// wire (bincode numbers variants in order), so an older worker decodes the jobs it knows as
@@ -161,13 +161,27 @@ macro_rules! games {
     };
 }
 
-games! {
-    Bomberman(bomberman::BombermanJob) = "bomberman",
-    Qianwang(qianwang::QianwangJob) = "qianwang",
-    Proboj(proboj::ProbojJob) = "proboj",
-    Nim(nim::NimJob) = "nim",
-    Lowest(lowest::LowestJob) = "lowest",
+/// The farm's games, one line each, in the wire's order: `Variant(module::Payload) = "name"`.
+/// It is the one list of games in the workspace: it calls the macro named `$registry` (here
+/// `games!`; in the `games` and `worker` crates theirs, `shared::for_each_game!(games)`) with
+/// the list, so each crate's registry writes its declarations and matches from it. A game is
+/// appended at the end, never inserted or removed (see the `games!` registry above); its module
+/// of that name is then required in `shared::msg`, `games` and `worker::job`
+/// (`docs/adding-a-game.md`).
+#[macro_export]
+macro_rules! for_each_game {
+    ($registry:ident) => {
+        $registry! {
+            Bomberman(bomberman::BombermanJob) = "bomberman",
+            Qianwang(qianwang::QianwangJob) = "qianwang",
+            Proboj(proboj::ProbojJob) = "proboj",
+            Nim(nim::NimJob) = "nim",
+            Lowest(lowest::LowestJob) = "lowest",
+        }
+    };
 }
+
+for_each_game!(games);
 
 impl GameJob {
     /// The game's name, for messages and metrics.

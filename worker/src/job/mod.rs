@@ -3,13 +3,13 @@
 //! resolve programs by hash and play, and wrap the outcome in a report. A bot's fault is a
 //! result, never a failed job; a host problem is a [`JobFailure`], never blamed on a bot.
 
-/// Declares the games this worker plays, one line each: `Variant(module)` declares `mod module`
-/// and its arm in [`play`]. `Variant` is the game's `GameJob` variant; its module has
+/// Declares the games this worker plays, those of [`shared::for_each_game!`]'s list:
+/// `Variant(module::Payload) = "name"` declares `mod module` and its arm in [`play`]. `Variant` is the game's `GameJob` variant; its module has
 /// `play(runner, job, payload, artifacts, steering) -> Result<String, JobFailure>` (the record
 /// as JSON, verified before it leaves the worker; a bot's fault is in the record, a host problem
 /// is the `JobFailure`).
 macro_rules! games {
-    ($($variant:ident($module:ident)),+ $(,)?) => {
+    ($($variant:ident($module:ident::$payload:ident) = $name:literal),+ $(,)?) => {
         $(mod $module;)+
 
         /// Play `job` with its game's module.
@@ -26,13 +26,7 @@ macro_rules! games {
     };
 }
 
-games! {
-    Bomberman(bomberman),
-    Qianwang(qianwang),
-    Proboj(proboj),
-    Nim(nim),
-    Lowest(lowest),
-}
+shared::for_each_game!(games);
 
 /// The failure of a job asked for after [`Steering::stop`] was set: not started, never scored
 /// (the runner that set it is stopping).
