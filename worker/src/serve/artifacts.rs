@@ -40,9 +40,8 @@ impl RedisArtifacts {
 
     /// For a job whose game has a referee package (bomberman's): fetch it by the job's manifest
     /// digest, re-hash every file, and check that the package is for the referee this worker
-    /// runs. A package
-    /// missing from Redis is an artifact failure (the coordinator uploads it again); one for
-    /// another referee is refused.
+    /// runs. A package missing from Redis is an artifact failure (the coordinator uploads it
+    /// again); one for another referee is refused.
     pub async fn referee_package(&self, job: &Job) -> Result<(), JobFailure> {
         let Some(digest) = job.game.payload().referee_package() else {
             return Ok(());
