@@ -85,18 +85,38 @@ fn full_run_writes_reference_files_and_resume_after_sigkill_matches_it() {
         assert_eq!(number, n);
         assert!(gz.starts_with(&[0x1f, 0x8b]), "match {n}: gzip");
     }
-    // Every row is the replay's result with the per-bot timing summed up.
+    // Every row of the log is the replay's result with the per-bot timing summed up; results.json
+    // (the reference's form) is the replay's result without the farm's timing.
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(clean.join("results.json")).unwrap())
             .unwrap();
-    for row in rows.as_array().unwrap() {
+    let log = std::fs::read_to_string(clean.join("results.jsonl")).unwrap();
+    let logged: Vec<&str> = log.lines().collect();
+    assert_eq!(rows.as_array().unwrap().len(), logged.len());
+    for (row, line) in rows.as_array().unwrap().iter().zip(&logged) {
         let n = row["match"].as_u64().unwrap();
+        let logged: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            logged["match"].as_u64(),
+            Some(n),
+            "results.json follows the log"
+        );
         let replay = common::replay_json(&clean.join(format!("replays/{n:05}.json.gz")));
-        common::assert_timing_summary_of(&row["result"], &replay);
-        let (mut a, mut b) = (row["result"].clone(), replay["result"].clone());
-        a.as_object_mut().unwrap().remove("timing");
+        common::assert_timing_summary_of(&logged["result"], &replay);
+        assert!(row["result"].get("timing").is_none(), "match {n}: {row}");
+        let mut b = replay["result"].clone();
         b.as_object_mut().unwrap().remove("timing");
-        assert_eq!(a, b, "match {n}: row and replay agree but for the timing");
+        assert_eq!(
+            row["result"], b,
+            "match {n}: results.json holds the replay's result"
+        );
+        b.as_object_mut()
+            .unwrap()
+            .insert("timing".into(), logged["result"]["timing"].clone());
+        assert_eq!(
+            logged["result"], b,
+            "match {n}: the log's row is that and the summary"
+        );
     }
     // `farm verify` on the folder checks every replay.
     let (code, vout, verr) = run(farm().arg("verify").arg(&clean));
