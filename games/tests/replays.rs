@@ -365,6 +365,27 @@ fn packed_viewer_data_unpacks_to_the_same_frames() {
             packed.to_string().len() < data.to_string().len(),
             "{n} players: smaller"
         );
+        // Where each player landed is left for the page to derive (the timed-out player's
+        // landing is null from turn 4), and players and status are stored as value lists.
+        assert_eq!(
+            packed["derived"],
+            serde_json::json!(["landed"]),
+            "{n} players"
+        );
+        assert_eq!(
+            packed["shapes"]["players"],
+            serde_json::json!(["x", "y", "alive"])
+        );
+        assert_eq!(
+            packed["shapes"]["status"],
+            serde_json::json!(["death_turn", "kill_share"])
+        );
         assert_eq!(unpack_index_data(packed), data, "{n} players");
+        // A landing that is not what the page would derive is kept as it is.
+        let mut odd = data.clone();
+        odd["frames"][0]["landed"][0] = serde_json::json!([99, 99]);
+        let packed = pack_for_index(odd.clone());
+        assert!(packed.get("derived").is_none(), "{n} players");
+        assert_eq!(unpack_index_data(packed), odd, "{n} players");
     }
 }

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod rng;
 pub mod scaled_clock;
 pub mod text;
+mod index_pack;
 pub mod viewer;
 
 pub use accept::{accept, Record};
