@@ -1,19 +1,26 @@
 //! qianwang JavaScript bots: how many moves per second one core plays when both bots spend all
 //! 100 thinking points on every move (the worst case the points allow), and the strength ladder
-//! of the training bots (win/draw/loss over seeds, each colour).
+//! of the training bots (win/draw/loss over seeds, each colour), and what a game's start-up and
+//! teardown cost beside a whole game (the sandboxed JavaScript child, both engines loaded).
 //!
-//! `cargo bench -p worker --bench qianwang [-- rate|ladder] [SEEDS]`
+//! `cargo bench -p worker --bench qianwang [-- rate|ladder|startup] [SEEDS]`
 
 use std::time::Instant;
 
 use games::qianwang::{EndReason, Side};
 use worker::qianwang::{play_match, BotSource, JsHost, Limits};
 
-/// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`).
+/// The JavaScript child these run their bots in (the worker crate's copy of `farm __js-bot`),
+/// fully sandboxed as in production, or with `QIANWANG_BENCH_SANDBOX=off` without the sandbox
+/// (to tell its share of the start-up).
 fn host() -> JsHost {
+    let mut sandbox = sandbox::SandboxConfig::default();
+    if std::env::var("QIANWANG_BENCH_SANDBOX").as_deref() == Ok("off") {
+        sandbox.mode = sandbox::SandboxMode::Off;
+    }
     JsHost {
         program: env!("CARGO_BIN_EXE_qianwang-js-host").into(),
-        sandbox: sandbox::SandboxConfig::default(),
+        sandbox,
     }
 }
 
@@ -81,6 +88,52 @@ fn rate(seeds: u64) {
     );
 }
 
+/// A bot that fails at its first move: a match of two of them is start-up (the sandboxed child,
+/// both engines and both scripts loaded), one call and teardown, and nothing else.
+const FAILS_AT_ONCE: &str = r#"
+module.exports = function onTurn() { throw new Error("start-up only"); };
+"#;
+
+/// Wall seconds per match of `a` against `b` over `seeds` seeds (one warm-up first), and the
+/// plies played. (Not CPU: a fully sandboxed child's time is not counted in this process's.)
+fn per_match(a: &BotSource, b: &BotSource, seeds: u64, limits: &Limits) -> (f64, usize) {
+    play_match(&host(), a, b, 0, limits);
+    let started = Instant::now();
+    let mut plies = 0;
+    for seed in 1..=seeds {
+        plies += play_match(&host(), a, b, seed, limits).plies.len();
+    }
+    (started.elapsed().as_secs_f64() / seeds.max(1) as f64, plies)
+}
+
+/// What starting and ending a game costs beside a whole game: matches of two bots that fail at
+/// once, then greedy against random and search against greedy, one at a time.
+fn startup(seeds: u64) {
+    let limits = Limits::default();
+    let fails = BotSource::new("fails", FAILS_AT_ONCE);
+    let (greedy, random, search) = (
+        BotSource::new("greedy", GREEDY),
+        BotSource::new("random", RANDOM),
+        BotSource::new("search", SEARCH),
+    );
+    let (start, _) = per_match(&fails, &fails, seeds, &limits);
+    println!(
+        "start-up and teardown only: {:.2} ms wall per game ({seeds} games)",
+        start * 1e3
+    );
+    for (a, b) in [(&greedy, &random), (&search, &greedy)] {
+        let (wall, plies) = per_match(a, b, seeds, &limits);
+        println!(
+            "{} vs {}: {:.2} ms wall per game ({:.1} plies a game); start-up and teardown are {:.1}% of it",
+            a.name,
+            b.name,
+            wall * 1e3,
+            plies as f64 / seeds.max(1) as f64,
+            100.0 * start / wall
+        );
+    }
+}
+
 fn ladder(seeds: u64) {
     let limits = Limits::default();
     let bots = [("random", RANDOM), ("greedy", GREEDY), ("search", SEARCH)];
@@ -128,6 +181,7 @@ fn main() {
     match what {
         "rate" => rate(seeds(20)),
         "ladder" => ladder(seeds(20)),
+        "startup" => startup(seeds(50)),
         _ => {
             rate(seeds(20));
             ladder(seeds(20));
