@@ -13,7 +13,7 @@ const LANDED: &str = "landed";
 /// the same members) turned into `columns`, one list per member, where
 /// - a member equal to its frame's index in every frame (the turn `t`) is left out and named in
 ///   `sequential`;
-/// - `landed`, where it is what [`derive_landed`] gives in every frame, is left out and named in
+/// - `landed`, where it is what `derive_landed` gives in every frame, is left out and named in
 ///   `derived`;
 /// - in a member whose values are lists of objects that all have the same members in the same
 ///   order (players, bombs, flames, status), each object is stored as the list of its values and
