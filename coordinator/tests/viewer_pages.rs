@@ -54,10 +54,10 @@ fn index_and_view_pages_work_in_headless_chromium() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    // A bot that never answers: it times out at turn 0, so its matches have a death by fault,
-    // where the page must derive a null landing.
+    // A bot that ends at once: it faults at turn 0, so its matches have a death by fault, where
+    // the page must derive a null landing.
     let mute = tmp.path().join("mute.cpp");
-    std::fs::write(&mute, "#include <unistd.h>\nint main() { sleep(30); }\n").unwrap();
+    std::fs::write(&mute, "int main() { return 0; }\n").unwrap();
     let (code, o, e) = run(farm()
         .args(["run", "--bots"])
         .args([

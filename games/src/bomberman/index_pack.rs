@@ -91,7 +91,7 @@ pub fn pack_for_index(mut data: Value) -> Value {
 /// Where each player landed in each frame, as the viewer data records it: its position after
 /// the turn if it was alive before the turn (the frame before, or the initial players) and did
 /// not leave it early (a death by fault or by the shrinking wall), else null.
-pub fn derive_landed(frames: &[Value], initial_players: &Value) -> Vec<Value> {
+fn derive_landed(frames: &[Value], initial_players: &Value) -> Vec<Value> {
     let mut before = initial_players;
     frames
         .iter()
