@@ -109,6 +109,8 @@ fn log_sweep(s: &super::cgroup::Sweep) {
     }
 }
 
+/// The steps of a start, in order; each one that takes something puts it in `res` at once, so a
+/// failure anywhere gives back everything taken so far.
 fn prepare_and_launch(
     cfg: &SandboxConfig,
     spec: &Spec,
@@ -116,10 +118,8 @@ fn prepare_and_launch(
     host: &HostSupport,
     res: &mut Resources,
 ) -> Result<Process, StartError> {
-    let io = |what: &'static str, p: &Path, e: std::io::Error| HostError::io(what, p, e);
     let full = mode == SandboxMode::Full;
     let sandboxed = mode != SandboxMode::Off;
-
     if full && host.root {
         res.uid = Some(
             uids::lease(&cfg.uid_lock_dir, cfg.uid_base, cfg.uid_count, spec.slot)
@@ -127,59 +127,113 @@ fn prepare_and_launch(
         );
     }
     let uid = res.uid.as_ref().map(|l| l.uid);
-
-    // Private folder: bin/ (read-only program copy) and scratch/ (the bot's only writable place).
-    std::fs::create_dir_all(&cfg.scratch_root)
-        .map_err(|e| io("scratch root", &cfg.scratch_root, e))?;
-    let _ = std::fs::set_permissions(&cfg.scratch_root, std::fs::Permissions::from_mode(0o711));
-    let locked = LockedDir::create(&cfg.scratch_root, BOT_DIR_PREFIX)
-        .map_err(|e| io("bot folder in", &cfg.scratch_root, e))?;
-    let dir = locked.path().to_path_buf();
-    // The bot's cgroups take its folder's name (`bot-<32 hex>`): owned by a lock, like it.
-    let id = locked.name();
-    res.dir = Some(locked);
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
-        .map_err(|e| io("chmod", &dir, e))?;
-    let scratch = match &spec.work_dir {
-        Some(w) => {
-            if let Some(uid) = uid {
-                std::os::unix::fs::chown(w, Some(uid), Some(uid)).map_err(|e| io("chown", w, e))?;
-            }
-            w.clone()
-        }
-        None => {
-            let s = dir.join("scratch");
-            std::fs::create_dir(&s).map_err(|e| io("scratch", &s, e))?;
-            std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| io("chmod", &s, e))?;
-            if let Some(uid) = uid {
-                std::os::unix::fs::chown(&s, Some(uid), Some(uid))
-                    .map_err(|e| io("chown", &s, e))?;
-            }
-            s
-        }
-    };
+    let (dir, id) = bot_folder(cfg, res)?;
+    let scratch = scratch_dir(spec, &dir, uid)?;
     let program = if spec.copy_program && sandboxed {
-        let bin = dir.join("bin");
-        std::fs::create_dir(&bin).map_err(|e| io("bin folder", &bin, e))?;
-        let name = spec.program.file_name().unwrap_or_else(|| "bot".as_ref());
-        let copy = bin.join(name);
-        std::fs::copy(spec.program, &copy).map_err(|e| io("copy of program", spec.program, e))?;
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o555))
-            .map_err(|e| io("chmod", &copy, e))?;
-        copy
+        program_copy(spec.program, &dir)?
     } else {
         spec.program.to_path_buf()
     };
-
     if full {
         res.cgroups = Some(BotCgroups::create(host, &id, &spec.limits, cfg.cpu_weight)?);
     }
-
-    let cstr = |s: &[u8], what: &str| {
-        CString::new(s).map_err(|_| HostError::Setup(format!("{what} contains a NUL byte")))
+    let mut plan = exec_plan(spec, &program, &scratch, full)?;
+    let landlock_fd = if sandboxed {
+        landlock_ruleset(cfg, spec, &program, &scratch)?
+    } else {
+        None
     };
-    let prog_c = cstr(program.as_os_str().as_encoded_bytes(), "program path")?;
+    plan.landlock_fd = landlock_fd.as_ref().map(|f| f.as_raw_fd());
+    plan.no_new_privs = sandboxed;
+    if sandboxed {
+        plan.seccomp = seccomp::programs()?.to_vec();
+    }
+    plan.ids = uid.map(|u| (u, u));
+    let pipes = Pipes::open(spec.stdin_null)?;
+    plan.stdio = [
+        pipes.stdin_child.as_raw_fd(),
+        pipes.stdout_w.as_raw_fd(),
+        pipes.stderr_w.as_raw_fd(),
+    ];
+    plan.err_w = pipes.err_w.as_raw_fd();
+    let status_pair = if sandboxed {
+        let (status_r, status_w) = pipe()?;
+        plan.init = Some(init_plan(spec, full, host, &scratch, uid, res, &status_w)?);
+        Some((status_r, status_w))
+    } else {
+        None
+    };
+    launch(&plan, pipes, status_pair, landlock_fd, &program, res)
+}
+
+fn io_err(what: &'static str, p: &Path, e: std::io::Error) -> HostError {
+    HostError::io(what, p, e)
+}
+
+/// The bot's private folder (`bot-<32 hex>`, held by its lock), and the name its cgroups take.
+fn bot_folder(cfg: &SandboxConfig, res: &mut Resources) -> Result<(PathBuf, String), HostError> {
+    let root = &cfg.scratch_root;
+    std::fs::create_dir_all(root).map_err(|e| io_err("scratch root", root, e))?;
+    let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711));
+    let locked =
+        LockedDir::create(root, BOT_DIR_PREFIX).map_err(|e| io_err("bot folder in", root, e))?;
+    let dir = locked.path().to_path_buf();
+    let id = locked.name();
+    res.dir = Some(locked);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| io_err("chmod", &dir, e))?;
+    Ok((dir, id))
+}
+
+/// The bot's only writable place: the spec's work dir, or `scratch/` in its folder, owned by its
+/// pool uid.
+fn scratch_dir(spec: &Spec, dir: &Path, uid: Option<u32>) -> Result<PathBuf, HostError> {
+    let chown = |p: &Path| match uid {
+        Some(uid) => {
+            std::os::unix::fs::chown(p, Some(uid), Some(uid)).map_err(|e| io_err("chown", p, e))
+        }
+        None => Ok(()),
+    };
+    if let Some(w) = &spec.work_dir {
+        chown(w)?;
+        return Ok(w.clone());
+    }
+    let s = dir.join("scratch");
+    std::fs::create_dir(&s).map_err(|e| io_err("scratch", &s, e))?;
+    std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| io_err("chmod", &s, e))?;
+    chown(&s)?;
+    Ok(s)
+}
+
+/// A private read-only copy of the program in `bin/` of the bot's folder.
+fn program_copy(program: &Path, dir: &Path) -> Result<PathBuf, HostError> {
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).map_err(|e| io_err("bin folder", &bin, e))?;
+    let name = program.file_name().unwrap_or_else(|| "bot".as_ref());
+    let copy = bin.join(name);
+    std::fs::copy(program, &copy).map_err(|e| io_err("copy of program", program, e))?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o555))
+        .map_err(|e| io_err("chmod", &copy, e))?;
+    Ok(copy)
+}
+
+fn cstr(s: &[u8], what: &str) -> Result<CString, HostError> {
+    CString::new(s).map_err(|_| HostError::Setup(format!("{what} contains a NUL byte")))
+}
+
+fn path_cstr(p: &Path, what: &str) -> Result<CString, HostError> {
+    cstr(p.as_os_str().as_encoded_bytes(), what)
+}
+
+/// What the child execs: program, arguments, environment, working directory and rlimits.
+fn exec_plan(
+    spec: &Spec,
+    program: &Path,
+    scratch: &Path,
+    full: bool,
+) -> Result<ChildPlan, HostError> {
+    let prog_c = path_cstr(program, "program path")?;
     let mut argv = vec![prog_c.clone()];
     for a in spec.args {
         argv.push(cstr(a.as_bytes(), "argument")?);
@@ -190,135 +244,179 @@ fn prepare_and_launch(
         .map(|(k, v)| cstr(format!("{k}={v}").as_bytes(), "environment"))
         .collect::<Result<Vec<_>, _>>()?;
     let mut plan = ChildPlan::new(prog_c, argv, envp);
-    let cwd = spec.cwd.as_ref().unwrap_or(&scratch);
-    plan.cwd = Some(cstr(
-        cwd.as_os_str().as_encoded_bytes(),
-        "working directory",
-    )?);
+    let cwd = spec.cwd.as_deref().unwrap_or(scratch);
+    plan.cwd = Some(path_cstr(cwd, "working directory")?);
     plan.rlimits = rlimits(&spec.limits, full);
+    Ok(plan)
+}
 
-    let landlock_fd = if sandboxed {
-        let mut policy = spec.extra.clone();
-        policy.read.push(PathBuf::from("/usr"));
-        policy.read.extend(cfg.extra_read_paths.iter().cloned());
-        policy.exec.push(program.clone());
-        policy.exec.extend(lock::dynamic_loader());
-        policy.write.push(scratch.clone());
-        lock::ruleset(&policy)?
+/// The landlock ruleset: read /usr and the configured paths, exec the program and the loader,
+/// write the scratch dir, plus the spec's own.
+fn landlock_ruleset(
+    cfg: &SandboxConfig,
+    spec: &Spec,
+    program: &Path,
+    scratch: &Path,
+) -> Result<Option<OwnedFd>, StartError> {
+    let mut policy = spec.extra.clone();
+    policy.read.push(PathBuf::from("/usr"));
+    policy.read.extend(cfg.extra_read_paths.iter().cloned());
+    policy.exec.push(program.to_path_buf());
+    policy.exec.extend(lock::dynamic_loader());
+    policy.write.push(scratch.to_path_buf());
+    Ok(lock::ruleset(&policy)?)
+}
+
+/// A CLOEXEC pipe (read end, write end).
+fn pipe() -> Result<(OwnedFd, OwnedFd), HostError> {
+    nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| HostError::Setup(format!("pipe: {e}")))
+}
+
+fn nonblock(fd: &OwnedFd) -> Result<(), HostError> {
+    nix::fcntl::fcntl(
+        fd.as_raw_fd(),
+        nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
+    )
+    .map(|_| ())
+    .map_err(|e| HostError::Setup(format!("fcntl: {e}")))
+}
+
+/// The child's stdio and error pipe; the parent's ends are non-blocking, all are CLOEXEC.
+struct Pipes {
+    stdin_child: OwnedFd,
+    stdin_parent: Option<OwnedFd>,
+    stdout_r: OwnedFd,
+    stdout_w: OwnedFd,
+    stderr_r: OwnedFd,
+    stderr_w: OwnedFd,
+    err_r: OwnedFd,
+    err_w: OwnedFd,
+}
+
+impl Pipes {
+    fn open(stdin_null: bool) -> Result<Pipes, HostError> {
+        let (stdin_child, stdin_parent) = if stdin_null {
+            let null = std::fs::File::open("/dev/null")
+                .map_err(|e| io_err("open", Path::new("/dev/null"), e))?;
+            (OwnedFd::from(null), None)
+        } else {
+            let (r, w) = pipe()?;
+            nonblock(&w)?;
+            (r, Some(w))
+        };
+        let (stdout_r, stdout_w) = pipe()?;
+        let (stderr_r, stderr_w) = pipe()?;
+        let (err_r, err_w) = pipe()?;
+        nonblock(&stdout_r)?;
+        nonblock(&stderr_r)?;
+        Ok(Pipes {
+            stdin_child,
+            stdin_parent,
+            stdout_r,
+            stdout_w,
+            stderr_r,
+            stderr_w,
+            err_r,
+            err_w,
+        })
+    }
+}
+
+/// The reaping init's part: namespaces, mounts (`Full`), cgroups to join, and where to report
+/// the bot's wait status.
+fn init_plan(
+    spec: &Spec,
+    full: bool,
+    host: &HostSupport,
+    scratch: &Path,
+    uid: Option<u32>,
+    res: &Resources,
+    status_w: &OwnedFd,
+) -> Result<InitPlan, HostError> {
+    let mounts = if full {
+        mounts(spec, scratch, uid)?
+    } else {
+        Vec::new()
+    };
+    let namespaces = libc::CLONE_NEWNET
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS;
+    let landlock_after_mount = if full && spec.tmpfs_scratch && host.landlock_abi > 0 {
+        Some((
+            path_cstr(scratch, "scratch path")?,
+            lock::full_access_bits(host.landlock_abi),
+        ))
     } else {
         None
     };
-    plan.landlock_fd = landlock_fd.as_ref().map(|f| f.as_raw_fd());
-    plan.no_new_privs = sandboxed;
-    if sandboxed {
-        plan.seccomp = seccomp::programs()?.to_vec();
-    }
-    plan.ids = uid.map(|u| (u, u));
+    Ok(InitPlan {
+        clone_flags: if full { namespaces as libc::c_long } else { 0 },
+        status_w: status_w.as_raw_fd(),
+        cgroup_procs: res
+            .cgroups
+            .as_ref()
+            .map(|c| c.procs_fds())
+            .unwrap_or_default(),
+        landlock_after_mount,
+        mounts,
+        pid_namespace: full,
+    })
+}
 
-    // Pipes: the parent's ends are non-blocking; all are CLOEXEC.
-    let pipe =
-        || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| HostError::Setup(format!("pipe: {e}")));
-    let nonblock = |fd: &OwnedFd| {
-        nix::fcntl::fcntl(
-            fd.as_raw_fd(),
-            nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
-        )
-        .map(|_| ())
-        .map_err(|e| HostError::Setup(format!("fcntl: {e}")))
-    };
-    let (stdin_child, stdin_parent) = if spec.stdin_null {
-        let null =
-            std::fs::File::open("/dev/null").map_err(|e| io("open", Path::new("/dev/null"), e))?;
-        (OwnedFd::from(null), None)
-    } else {
-        let (r, w) = pipe()?;
-        nonblock(&w)?;
-        (r, Some(w))
-    };
-    let (stdout_r, stdout_w) = pipe()?;
-    let (stderr_r, stderr_w) = pipe()?;
-    let (err_r, err_w) = pipe()?;
-    nonblock(&stdout_r)?;
-    nonblock(&stderr_r)?;
-    plan.stdio = [
-        stdin_child.as_raw_fd(),
-        stdout_w.as_raw_fd(),
-        stderr_w.as_raw_fd(),
+/// `Full` mode's mounts: a private tree, a /proc of the bot's own pid namespace, and the quota
+/// tmpfs over the scratch dir when asked.
+fn mounts(spec: &Spec, scratch: &Path, uid: Option<u32>) -> Result<Vec<MountOp>, HostError> {
+    let c = |s: &str| CString::new(s).map_err(|_| HostError::Setup("NUL in mount argument".into()));
+    let mut mounts = vec![
+        MountOp {
+            src: c("none")?,
+            target: c("/")?,
+            fstype: None,
+            flags: libc::MS_REC | libc::MS_PRIVATE,
+            data: None,
+        },
+        MountOp {
+            src: c("proc")?,
+            target: c("/proc")?,
+            fstype: Some(c("proc")?),
+            flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            data: Some(c("hidepid=invisible,subset=pid")?),
+        },
     ];
-    plan.err_w = err_w.as_raw_fd();
-
-    let mut status_pair = None;
-    if sandboxed {
-        let (status_r, status_w) = pipe()?;
-        let mut mounts = Vec::new();
-        if full {
-            let c = |s: &str| {
-                CString::new(s).map_err(|_| HostError::Setup("NUL in mount argument".into()))
-            };
-            mounts.push(MountOp {
-                src: c("none")?,
-                target: c("/")?,
-                fstype: None,
-                flags: libc::MS_REC | libc::MS_PRIVATE,
-                data: None,
-            });
-            mounts.push(MountOp {
-                src: c("proc")?,
-                target: c("/proc")?,
-                fstype: Some(c("proc")?),
-                flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                data: Some(c("hidepid=invisible,subset=pid")?),
-            });
-            if spec.tmpfs_scratch {
-                let owner = uid.unwrap_or(0);
-                mounts.push(MountOp {
-                    src: c("tmpfs")?,
-                    target: cstr(scratch.as_os_str().as_encoded_bytes(), "scratch path")?,
-                    fstype: Some(c("tmpfs")?),
-                    flags: libc::MS_NOSUID | libc::MS_NODEV,
-                    data: Some(c(&format!(
-                        "size={},nr_inodes=4096,mode=0700,uid={owner},gid={owner}",
-                        spec.limits.scratch_quota
-                    ))?),
-                });
-            }
-        }
-        plan.init = Some(InitPlan {
-            clone_flags: if full {
-                (libc::CLONE_NEWNET
-                    | libc::CLONE_NEWPID
-                    | libc::CLONE_NEWNS
-                    | libc::CLONE_NEWIPC
-                    | libc::CLONE_NEWUTS) as libc::c_long
-            } else {
-                0
-            },
-            status_w: status_w.as_raw_fd(),
-            cgroup_procs: res
-                .cgroups
-                .as_ref()
-                .map(|c| c.procs_fds())
-                .unwrap_or_default(),
-            landlock_after_mount: if full && spec.tmpfs_scratch && host.landlock_abi > 0 {
-                Some((
-                    cstr(scratch.as_os_str().as_encoded_bytes(), "scratch path")?,
-                    lock::full_access_bits(host.landlock_abi),
-                ))
-            } else {
-                None
-            },
-            mounts,
-            pid_namespace: full,
+    if spec.tmpfs_scratch {
+        let owner = uid.unwrap_or(0);
+        mounts.push(MountOp {
+            src: c("tmpfs")?,
+            target: path_cstr(scratch, "scratch path")?,
+            fstype: Some(c("tmpfs")?),
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+            data: Some(c(&format!(
+                "size={},nr_inodes=4096,mode=0700,uid={owner},gid={owner}",
+                spec.limits.scratch_quota
+            ))?),
         });
-        status_pair = Some((status_r, status_w));
     }
+    Ok(mounts)
+}
 
+/// Clone the child, close its ends here, and wait for the error pipe: it closes without a word
+/// once the program has exec'd, or carries the stage and errno that failed.
+fn launch(
+    plan: &ChildPlan,
+    pipes: Pipes,
+    status_pair: Option<(OwnedFd, OwnedFd)>,
+    landlock_fd: Option<OwnedFd>,
+    program: &Path,
+    res: &mut Resources,
+) -> Result<Process, StartError> {
     let flags = plan.init.as_ref().map_or(0, |i| i.clone_flags);
     // SAFETY: the child runs only `child_main`, which is async-signal-safe and never returns.
     let pid = unsafe { child::raw_clone(flags) };
     if pid == 0 {
         // SAFETY: we are the fresh child and the plan is complete.
-        unsafe { child::child_main(&plan) }
+        unsafe { child::child_main(plan) }
     }
     if pid < 0 {
         return Err(HostError::Stage {
@@ -327,13 +425,21 @@ fn prepare_and_launch(
         }
         .into());
     }
+    let Pipes {
+        stdin_child,
+        stdin_parent,
+        stdout_r,
+        stdout_w,
+        stderr_r,
+        stderr_w,
+        err_r,
+        err_w,
+    } = pipes;
     drop((stdin_child, stdout_w, stderr_w, err_w, landlock_fd));
     let status_r = status_pair.map(|(r, w)| {
         drop(w);
         r
     });
-
-    // The error pipe closes without a word once the bot has exec'd.
     let mut report = [0u8; 5];
     let n = read_with_timeout(&err_r, &mut report, Duration::from_secs(10));
     let proc_ = Process::new(
@@ -344,20 +450,20 @@ fn prepare_and_launch(
         status_r,
         std::mem::take(res),
     );
-    if n != 0 {
-        let err = if n == 5 {
-            let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
-            classify_child_failure(Stage::from_u8(report[0]), errno, program.clone())
-        } else {
-            HostError::Setup("the sandboxed child did not report within 10 s".into()).into()
-        };
-        let leftovers = proc_.cleanup();
-        if !leftovers.is_empty() {
-            tracing::error!(?leftovers, error = %err, "a failed start left things behind");
-        }
-        return Err(err);
+    if n == 0 {
+        return Ok(proc_);
     }
-    Ok(proc_)
+    let err = if n == 5 {
+        let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
+        classify_child_failure(Stage::from_u8(report[0]), errno, program.to_path_buf())
+    } else {
+        HostError::Setup("the sandboxed child did not report within 10 s".into()).into()
+    };
+    let leftovers = proc_.cleanup();
+    if !leftovers.is_empty() {
+        tracing::error!(?leftovers, error = %err, "a failed start left things behind");
+    }
+    Err(err)
 }
 
 fn rlimits(l: &Limits, per_uid_nproc: bool) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
