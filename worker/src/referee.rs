@@ -195,78 +195,15 @@ fn run(
     scaling: Option<bm::Scaling>,
 ) -> Result<Replay, RefereeError> {
     let n = spec.seats.len();
-    let mut params = Params::for_players(n)?;
-    let (map, source) = match spec.map {
-        MapChoice::Generated => (bm::generate_map(spec.seed, n)?, MapSource::Generated),
-        // A hand-made board keeps its own size; turn limits and shrink come from the count.
-        MapChoice::Given(m) => {
-            params.side = m.side;
-            (m, MapSource::File)
-        }
-    };
-    if map.spawns.len() != n {
-        return Err(RefereeError::SpawnCount {
-            spawns: map.spawns.len(),
-            seats: n,
-        });
-    }
-    let mut game = Game::new(params, &map).map_err(|e| RefereeError::Engine(e.to_string()))?;
-    let names: Vec<String> = spec.seats.iter().map(|s| s.name.clone()).collect();
-    let hashes: BTreeMap<String, String> = spec
-        .seats
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (format!("bot_{i}"), s.hash.clone()))
-        .collect();
-    let mut recorder = Recorder::new(
-        MatchMeta {
-            seed: spec.seed,
-            names,
-            hashes,
-            map_source: source,
-        },
-        params,
-        &map,
-    );
+    let (mut game, mut recorder) = new_game(&spec)?;
     if let Some(clock) = &bank {
         recorder.set_clock(*clock);
     }
     if let Some(s) = scaling {
         recorder.set_scaling(s);
     }
-    let mut banks: Vec<Option<Bank>> = (0..n).map(|_| bank.as_ref().map(Bank::new)).collect();
-
     // Start every bot before the first turn; start-up time is nobody's turn time.
-    let mut bots: Vec<Option<Bot>> = Vec::with_capacity(n);
-    let mut pending: Vec<Option<Fault>> = Vec::with_capacity(n);
-    for (slot, seat) in spec.seats.iter().enumerate() {
-        match &seat.program {
-            Ok(cmd) => match Bot::spawn(cmd, cfg, tokens, slot) {
-                Ok(bot) => {
-                    bots.push(Some(bot));
-                    pending.push(None);
-                }
-                Err(SpawnError::Bot(f)) => {
-                    bots.push(None);
-                    pending.push(Some(f));
-                }
-                Err(e @ SpawnError::Host { .. }) => {
-                    // The bots already started are torn down as `bots` drops.
-                    return Err(RefereeError::Host {
-                        seat: slot,
-                        name: seat.name.clone(),
-                        detail: e.to_string(),
-                    });
-                }
-            },
-            Err(f) => {
-                bots.push(None);
-                pending.push(Some(f.clone()));
-            }
-        }
-    }
-    let mut reports: Vec<Option<sandbox::BotReport>> = (0..n).map(|_| None).collect();
-
+    let mut seats = Seats::start(&spec, cfg, tokens, bank)?;
     let mut text = String::with_capacity(4096);
     let mut inputs: Vec<Input> = Vec::with_capacity(n);
     let mut recorded: Vec<TurnInput> = Vec::with_capacity(n);
@@ -277,96 +214,198 @@ fn run(
         inputs.clear();
         recorded.clear();
         for p in 0..n {
-            if !game.is_alive(p) {
-                inputs.push(Input::Fault);
-                recorded.push(TurnInput::NotAsked);
-                continue;
-            }
-            if let Some(mut f) = pending[p].take() {
-                f.turn = t;
-                inputs.push(Input::Fault);
-                recorded.push(TurnInput::Fault(f));
-                continue;
-            }
-            let Some(bot) = bots[p].as_mut() else {
-                // A bot that faulted earlier is dead in the engine; never reached.
-                inputs.push(Input::Fault);
-                recorded.push(TurnInput::NotAsked);
-                continue;
-            };
-            let payload = if t == 0 {
-                let mut s = game.init_line(p);
-                s.push_str(&text);
-                std::borrow::Cow::Owned(s)
-            } else {
-                std::borrow::Cow::Borrowed(text.as_str())
-            };
-            let limit = deadlines.of_turn(t);
-            let answer = match banks[p].as_mut() {
-                None => bot.exchange(t, payload.as_bytes(), limit),
-                Some(b) => banked_exchange(bot, b, &mut recorder, p, t, payload.as_bytes(), limit),
-            };
-            let verdict = answer.and_then(|line| {
-                bm::parse_answer(&line, t).map_err(|e| Fault {
-                    kind: FaultKind::BadOutput,
-                    turn: t,
-                    detail: e.to_string(),
-                })
-            });
-            match verdict {
-                Ok(action) => {
-                    inputs.push(Input::Act(action));
-                    recorded.push(TurnInput::Act(action));
-                }
-                Err(f) => {
-                    if let Some(why) = bots[p].as_ref().and_then(|b| b.host_failure()) {
-                        return Err(RefereeError::Host {
-                            seat: p,
-                            name: spec.seats[p].name.clone(),
-                            detail: format!("{why} (recorded as {} by the bot)", f.kind.as_str()),
-                        });
-                    }
-                    // Eliminated this turn: stop its processes now, keep what the replay needs.
-                    if let Some(b) = bots[p].take() {
-                        reports[p] = Some(b.finish());
-                    }
-                    inputs.push(Input::Fault);
-                    recorded.push(TurnInput::Fault(f));
-                }
-            }
+            let (input, record) = seats.ask(&spec, &game, &mut recorder, &deadlines, &text, p)?;
+            inputs.push(input);
+            recorded.push(record);
         }
         game.step(&inputs);
         recorder.record(t, &recorded, game.digest());
         // Bots that died by the rules this turn get no more input: stop them now.
         for p in 0..n {
             if !game.is_alive(p) {
-                if let Some(b) = bots[p].take() {
-                    reports[p] = Some(b.finish());
-                }
+                seats.stop(p);
             }
         }
     }
-    for p in 0..n {
-        if let Some(b) = bots[p].take() {
-            reports[p] = Some(b.finish());
+    let (stderr_tails, timing) = seats.finish();
+    Ok(recorder.finish(&game, stderr_tails, Some(timing)))
+}
+
+/// The engine and the replay recorder of a match, on its generated or given board.
+fn new_game(spec: &MatchSpec) -> Result<(Game, Recorder), RefereeError> {
+    let n = spec.seats.len();
+    let mut params = Params::for_players(n)?;
+    let (map, source) = match &spec.map {
+        MapChoice::Generated => (bm::generate_map(spec.seed, n)?, MapSource::Generated),
+        // A hand-made board keeps its own size; turn limits and shrink come from the count.
+        MapChoice::Given(m) => {
+            params.side = m.side;
+            (m.clone(), MapSource::File)
         }
+    };
+    if map.spawns.len() != n {
+        return Err(RefereeError::SpawnCount {
+            spawns: map.spawns.len(),
+            seats: n,
+        });
     }
-    let mut stderr_tails = Vec::with_capacity(n);
-    let mut timing = serde_json::Map::new();
-    for (p, r) in reports.into_iter().enumerate() {
-        match r {
-            Some(r) => {
-                if !r.leftovers.is_empty() {
-                    tracing::error!(bot = p, leftovers = ?r.leftovers, "processes or files left after a bot finished");
+    let game = Game::new(params, &map).map_err(|e| RefereeError::Engine(e.to_string()))?;
+    let names: Vec<String> = spec.seats.iter().map(|s| s.name.clone()).collect();
+    let hashes: BTreeMap<String, String> = spec
+        .seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("bot_{i}"), s.hash.clone()))
+        .collect();
+    let meta = MatchMeta {
+        seed: spec.seed,
+        names,
+        hashes,
+        map_source: source,
+    };
+    let recorder = Recorder::new(meta, params, &map);
+    Ok((game, recorder))
+}
+
+/// The match's bots, seat by seat: the running process, a fault waiting to be recorded at the
+/// first turn (a bot that could not start), the time bank, and the report of a stopped bot.
+struct Seats {
+    bots: Vec<Option<Bot>>,
+    pending: Vec<Option<Fault>>,
+    banks: Vec<Option<Bank>>,
+    reports: Vec<Option<sandbox::BotReport>>,
+}
+
+impl Seats {
+    /// Start every seat's bot; a host failure stops the match (the bots already started are
+    /// torn down as they drop).
+    fn start(
+        spec: &MatchSpec,
+        cfg: &SandboxConfig,
+        tokens: &CoreTokens,
+        bank: Option<ClockSpec>,
+    ) -> Result<Seats, RefereeError> {
+        let n = spec.seats.len();
+        let mut seats = Seats {
+            bots: Vec::with_capacity(n),
+            pending: Vec::with_capacity(n),
+            banks: (0..n).map(|_| bank.as_ref().map(Bank::new)).collect(),
+            reports: (0..n).map(|_| None).collect(),
+        };
+        for (slot, seat) in spec.seats.iter().enumerate() {
+            let started = match &seat.program {
+                Ok(cmd) => Bot::spawn(cmd, cfg, tokens, slot),
+                Err(f) => Err(SpawnError::Bot(f.clone())),
+            };
+            match started {
+                Ok(bot) => {
+                    seats.bots.push(Some(bot));
+                    seats.pending.push(None);
                 }
-                stderr_tails.push(r.stderr_tail);
-                timing.insert(
-                    format!("bot_{p}"),
-                    serde_json::to_value(&r.timing).unwrap_or(serde_json::Value::Null),
-                );
+                Err(SpawnError::Bot(f)) => {
+                    seats.bots.push(None);
+                    seats.pending.push(Some(f));
+                }
+                Err(e @ SpawnError::Host { .. }) => {
+                    return Err(RefereeError::Host {
+                        seat: slot,
+                        name: seat.name.clone(),
+                        detail: e.to_string(),
+                    });
+                }
             }
-            None => stderr_tails.push(String::new()),
+        }
+        Ok(seats)
+    }
+
+    /// Seat `p`'s input to this turn and what the replay records of it: its action, or the
+    /// fault that eliminates it now (its processes are stopped at once). A failure the host
+    /// caused ends the match as the host's.
+    fn ask(
+        &mut self,
+        spec: &MatchSpec,
+        game: &Game,
+        recorder: &mut Recorder,
+        deadlines: &Deadlines,
+        text: &str,
+        p: usize,
+    ) -> Result<(Input, TurnInput), RefereeError> {
+        let t = game.turn();
+        if !game.is_alive(p) {
+            return Ok((Input::Fault, TurnInput::NotAsked));
+        }
+        if let Some(mut f) = self.pending[p].take() {
+            f.turn = t;
+            return Ok((Input::Fault, TurnInput::Fault(f)));
+        }
+        let Some(bot) = self.bots[p].as_mut() else {
+            // A bot that faulted earlier is dead in the engine; never reached.
+            return Ok((Input::Fault, TurnInput::NotAsked));
+        };
+        let payload = if t == 0 {
+            let mut s = game.init_line(p);
+            s.push_str(text);
+            std::borrow::Cow::Owned(s)
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        };
+        let limit = deadlines.of_turn(t);
+        let answer = match self.banks[p].as_mut() {
+            None => bot.exchange(t, payload.as_bytes(), limit),
+            Some(b) => banked_exchange(bot, b, recorder, p, t, payload.as_bytes(), limit),
+        };
+        let verdict = answer.and_then(|line| {
+            bm::parse_answer(&line, t).map_err(|e| Fault {
+                kind: FaultKind::BadOutput,
+                turn: t,
+                detail: e.to_string(),
+            })
+        });
+        match verdict {
+            Ok(action) => Ok((Input::Act(action), TurnInput::Act(action))),
+            Err(f) => {
+                if let Some(why) = bot.host_failure() {
+                    return Err(RefereeError::Host {
+                        seat: p,
+                        name: spec.seats[p].name.clone(),
+                        detail: format!("{why} (recorded as {} by the bot)", f.kind.as_str()),
+                    });
+                }
+                // Eliminated this turn: stop its processes now, keep what the replay needs.
+                self.stop(p);
+                Ok((Input::Fault, TurnInput::Fault(f)))
+            }
         }
     }
-    Ok(recorder.finish(&game, stderr_tails, Some(serde_json::Value::Object(timing))))
+
+    /// Stop seat `p`'s bot if it runs, keeping its report.
+    fn stop(&mut self, p: usize) {
+        if let Some(b) = self.bots[p].take() {
+            self.reports[p] = Some(b.finish());
+        }
+    }
+
+    /// Stop every bot; their stderr tails and per-turn timing, by seat, for the replay.
+    fn finish(mut self) -> (Vec<String>, serde_json::Value) {
+        for p in 0..self.bots.len() {
+            self.stop(p);
+        }
+        let mut stderr_tails = Vec::with_capacity(self.reports.len());
+        let mut timing = serde_json::Map::new();
+        for (p, r) in self.reports.into_iter().enumerate() {
+            let Some(r) = r else {
+                stderr_tails.push(String::new());
+                continue;
+            };
+            if !r.leftovers.is_empty() {
+                tracing::error!(bot = p, leftovers = ?r.leftovers, "processes or files left after a bot finished");
+            }
+            stderr_tails.push(r.stderr_tail);
+            timing.insert(
+                format!("bot_{p}"),
+                serde_json::to_value(&r.timing).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        (stderr_tails, serde_json::Value::Object(timing))
+    }
 }
