@@ -51,54 +51,8 @@ pub fn run_game(
             opts.stderr_cap,
         )
     };
-    let start = |cmd: &Command, limits: &Limits, slot: usize, extra: &[PathBuf]| {
-        start_in(
-            opts,
-            &folder,
-            cmd,
-            (cmd, &[] as &[PathBuf]),
-            limits,
-            slot,
-            extra,
-        )
-    };
-
-    // Names the server sees.
-    let mut names = Vec::new();
-    for p in &game.players {
-        if config.processes_per_player > 1 {
-            names.extend((0..config.processes_per_player).map(|i| (p.clone(), format!("{p}_{i}"))));
-        } else {
-            names.push((p.clone(), p.clone()));
-        }
-    }
-    let server_log = match mk_log("__server") {
-        Ok(l) => l,
-        Err(e) => {
-            outcome.ending = Ending::Failed(format!("cannot create the server log: {e}"));
-            return outcome;
-        }
-    };
-    let server_proc = match start(
-        &config.server.for_game(&folder),
-        &opts.server_limits,
-        slot_base,
-        std::slice::from_ref(&config.game_root),
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            let msg = format!(
-                "the server ({}) could not start: {e}",
-                config.server.program.display()
-            );
-            if matches!(e, StartError::Host(_)) {
-                outcome.host_problem = Some(msg.clone());
-            }
-            server_log.note(&msg);
-            server_log.close();
-            outcome.ending = Ending::Failed(msg);
-            return outcome;
-        }
+    let Some(server) = start_server(config, opts, &folder, &mk_log, slot_base, &mut outcome) else {
+        return outcome;
     };
     let copies = match GameCopies::create(&opts.sandbox.scratch_root, pool_uids(opts)) {
         Ok(c) => c,
@@ -107,11 +61,7 @@ pub fn run_game(
                 "cannot make the players' folder copies in {} (a host problem): {e}",
                 opts.sandbox.scratch_root.display()
             );
-            server_log.note(&msg);
-            server_log.close();
-            outcome.host_problem = Some(msg.clone());
-            outcome.ending = Ending::Failed(msg);
-            return outcome;
+            return fail_with_server(server, msg, true, outcome);
         }
     };
     let setup = PlayerSetup {
@@ -121,29 +71,123 @@ pub fn run_game(
         copies: &copies,
         mk_log: &mk_log,
     };
-    let players = match start_players(&setup, &names, slot_base, &mut outcome) {
-        Ok(p) => p,
-        Err(()) => {
-            if let Ending::Failed(why) = &outcome.ending {
-                server_log.note(why);
-            }
-            server_log.close();
-            return outcome;
+    let names = seat_names(config, game);
+    let Ok(players) = start_players(&setup, &names, slot_base, &mut outcome) else {
+        if let Ending::Failed(why) = &outcome.ending {
+            server.log.note(why);
+        }
+        server.log.close();
+        return outcome;
+    };
+    let mut table = Table { server, players };
+    let drain = start_drain(&table);
+    if opts.fair {
+        settle_and_stop(&table.players, opts.startup_grace);
+    }
+    let names: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
+    let relayed = relay(&mut table, opts, stop, &folder, &names, game, &mut outcome);
+    teardown(&mut table, drain);
+    if !relayed {
+        return outcome;
+    }
+    if let Some(left) = copies.remove() {
+        outcome
+            .warnings
+            .push(format!("the players' folder copies: {left}"));
+    }
+    open_logs(&folder);
+    outcome
+}
+
+/// The names the server sees: each player's, or `<player>_<i>` when a player runs several
+/// processes; with the player each belongs to.
+fn seat_names(config: &Config, game: &Game) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    for p in &game.players {
+        if config.processes_per_player > 1 {
+            names.extend((0..config.processes_per_player).map(|i| (p.clone(), format!("{p}_{i}"))));
+        } else {
+            names.push((p.clone(), p.clone()));
+        }
+    }
+    names
+}
+
+/// Start the game's server in its folder, with its log. None when it cannot start (the outcome
+/// says why, and whether the host is to blame).
+fn start_server(
+    config: &Config,
+    opts: &RunOptions,
+    folder: &Path,
+    mk_log: &dyn Fn(&str) -> std::io::Result<Arc<Log>>,
+    slot: usize,
+    outcome: &mut GameOutcome,
+) -> Option<Proc> {
+    let log = match mk_log("__server") {
+        Ok(l) => l,
+        Err(e) => {
+            outcome.ending = Ending::Failed(format!("cannot create the server log: {e}"));
+            return None;
         }
     };
-    let mut table = Table {
-        server: Proc {
-            name: "__server".into(),
-            process: Some(server_proc),
-            log: server_log,
-            reader: LineReader::default(),
-            timeout: Duration::ZERO,
-            alive: true,
-            paused_by_server: false,
-            budget: None,
-        },
-        players,
+    let cmd = config.server.for_game(folder);
+    let read = std::slice::from_ref(&config.game_root);
+    let started = start_in(
+        opts,
+        folder,
+        &cmd,
+        (&cmd, &[]),
+        &opts.server_limits,
+        slot,
+        read,
+    );
+    let process = match started {
+        Ok(p) => p,
+        Err(e) => {
+            let msg = format!(
+                "the server ({}) could not start: {e}",
+                config.server.program.display()
+            );
+            if matches!(e, StartError::Host(_)) {
+                outcome.host_problem = Some(msg.clone());
+            }
+            log.note(&msg);
+            log.close();
+            outcome.ending = Ending::Failed(msg);
+            return None;
+        }
     };
+    Some(Proc {
+        name: "__server".into(),
+        process: Some(process),
+        log,
+        reader: LineReader::default(),
+        timeout: Duration::ZERO,
+        alive: true,
+        paused_by_server: false,
+        budget: None,
+    })
+}
+
+/// The game failed before it began: note why in the server's log and the outcome (the host's
+/// problem when `host`); the server is stopped as it drops.
+fn fail_with_server(
+    server: Proc,
+    msg: String,
+    host: bool,
+    mut outcome: GameOutcome,
+) -> GameOutcome {
+    server.log.note(&msg);
+    server.log.close();
+    if host {
+        outcome.host_problem = Some(msg.clone());
+    }
+    outcome.ending = Ending::Failed(msg);
+    outcome
+}
+
+/// Copy every process's stderr into its log, as it comes.
+fn start_drain(table: &Table) -> Drain {
     let pipes: Vec<_> = std::iter::once(&table.server)
         .chain(table.players.iter())
         .filter_map(|p| {
@@ -154,30 +198,37 @@ pub fn run_game(
             Some((fd, p.log.clone()))
         })
         .collect();
-    let drain = Drain::start(pipes);
-    if opts.fair {
-        settle_and_stop(&table.players, opts.startup_grace);
-    }
+    Drain::start(pipes)
+}
 
-    let observer = match super::protocol::Observer::create(&folder.join("observer.gz")) {
+/// Relay the server's commands until the game ends, recording the observer file. False when
+/// the game could not be played (the outcome says why).
+fn relay(
+    table: &mut Table,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    folder: &Path,
+    names: &[&str],
+    game: &Game,
+    outcome: &mut GameOutcome,
+) -> bool {
+    let observer = match protocol::Observer::create(&folder.join("observer.gz")) {
         Ok(o) => o,
         Err(e) => {
             outcome.ending = Ending::Failed(format!("cannot create observer.gz: {e}"));
-            teardown(&mut table, drain);
-            return outcome;
+            return false;
         }
     };
-    let mut relay = protocol::Relay {
-        table: &mut table,
+    let mut r = protocol::Relay {
+        table: &mut *table,
         opts,
         stop,
-        folder: &folder,
+        folder,
         observer,
-        outcome: &mut outcome,
+        outcome: &mut *outcome,
     };
-    let player_names: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
-    relay.run(&player_names.join(" "), &game.args);
-    let observer = relay.observer;
+    r.run(&names.join(" "), &game.args);
+    let observer = r.observer;
     if outcome.ending == Ending::ServerExited {
         // Its stdout closed: let it finish exiting so that its log shows its own exit status.
         if let Some(server) = table.server.process.as_mut() {
@@ -189,14 +240,7 @@ pub fn run_game(
             .warnings
             .push(format!("observer.gz could not be finished: {e}"));
     }
-    teardown(&mut table, drain);
-    if let Some(left) = copies.remove() {
-        outcome
-            .warnings
-            .push(format!("the players' folder copies: {left}"));
-    }
-    open_logs(&folder);
-    outcome
+    true
 }
 
 /// Start `cmd` in the game folder `folder`; it may read what `read_as` names (the command as
