@@ -1,6 +1,10 @@
 //! Sandbox overhead: bot start-up time (spawn until it waits for input, and finish) and the
 //! cost of one turn exchange with an instant-answer bot, per sandbox mode, with the ratio to
 //! the plain mode. Run: `cargo bench -p sandbox --bench sandbox` (as root for the full mode).
+//! For profiling the start-up alone (e.g. under `strace -f -w -c`): `SANDBOX_BENCH_ONLY=full`
+//! (or `off`, `unprivileged`) measures one mode, `SANDBOX_BENCH_TURNS=0` skips the turns.
+//! `RUST_LOG=matchfarm::startup=debug` prints each start-up's and teardown's steps to stderr
+//! (`sandbox::steps`): `tools/startup-steps.py` takes their medians.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -50,6 +54,13 @@ fn measure(cfg: &SandboxConfig, cmd: &BotCommand, starts: usize, turns: u32) -> 
         finish.push(t1.elapsed().as_secs_f64() * 1e3);
         assert!(r.leftovers.is_empty(), "{:?}", r.leftovers);
     }
+    if turns == 0 {
+        return Figures {
+            spawn_ms: median(&mut spawn),
+            finish_ms: median(&mut finish),
+            turn_us: f64::NAN,
+        };
+    }
     let mut bot = Bot::spawn(cmd, cfg, &tokens, 0).expect("spawn");
     for t in 0..50 {
         bot.exchange(t, &input(t), Duration::from_secs(2))
@@ -74,9 +85,20 @@ fn measure(cfg: &SandboxConfig, cmd: &BotCommand, starts: usize, turns: u32) -> 
 }
 
 fn main() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
     let cmd = answer_bot();
     let starts = 40;
-    let turns = 2000;
+    let turns: u32 = std::env::var("SANDBOX_BENCH_TURNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let only = std::env::var("SANDBOX_BENCH_ONLY").ok();
     let mut rows = Vec::new();
     let shm = std::path::Path::new("/dev/shm").is_dir();
     for mode in [
@@ -84,6 +106,9 @@ fn main() {
         SandboxMode::Unprivileged,
         SandboxMode::Full,
     ] {
+        if only.as_deref().is_some_and(|o| o != mode.as_str()) {
+            continue;
+        }
         if mode == SandboxMode::Full && !HostSupport::get().full_possible() {
             println!("full mode: skipped (needs root with CAP_SYS_ADMIN)");
             continue;

@@ -24,6 +24,7 @@
 //!   [`hosttime`]: the CPU time the host itself took (hypervisor steal, interrupts), which
 //!   the fair clock does not charge; [`capture`]: the bounded head-and-tail capture of a bot's
 //!   stderr.
+//! * [`steps`]: the wall time of each step of a start-up and a teardown, in the debug log.
 //! * [`fdio`]: small safe wrappers of the fd syscalls (poll with a timeout, read, write, flock)
 //!   for the rest of the farm, which has no `unsafe` of its own.
 
@@ -43,6 +44,7 @@ pub mod prepare;
 pub mod process;
 pub(crate) mod seccomp;
 pub mod sized_tmpfs;
+pub mod steps;
 pub mod timing;
 pub mod tokens;
 pub(crate) mod uids;

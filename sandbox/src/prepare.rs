@@ -19,6 +19,7 @@ use super::fdio::{self, PollFd};
 use super::folder::{self, LockedDir};
 use super::lock::{self, FsPolicy};
 use super::process::{Process, Resources};
+use super::steps::Steps;
 use super::{seccomp, uids, HostSupport, Limits, SandboxConfig, SandboxMode};
 
 /// What to run and how (bots and the compiler differ in program handling and writable dirs).
@@ -120,6 +121,7 @@ fn prepare_and_launch(
 ) -> Result<Process, StartError> {
     let full = mode == SandboxMode::Full;
     let sandboxed = mode != SandboxMode::Off;
+    let mut steps = Steps::start();
     if full && host.root {
         res.uid = Some(
             uids::lease(&cfg.uid_lock_dir, cfg.uid_base, cfg.uid_count, spec.slot)
@@ -127,16 +129,20 @@ fn prepare_and_launch(
         );
     }
     let uid = res.uid.as_ref().map(|l| l.uid);
+    steps.end("uid");
     let (dir, id) = bot_folder(cfg, res)?;
     let scratch = scratch_dir(spec, &dir, uid)?;
+    steps.end("folder");
     let program = if spec.copy_program && sandboxed {
         program_copy(spec.program, &dir)?
     } else {
         spec.program.to_path_buf()
     };
+    steps.end("copy");
     if full {
         res.cgroups = Some(BotCgroups::create(host, &id, &spec.limits, cfg.cpu_weight)?);
     }
+    steps.end("cgroups");
     let mut plan = exec_plan(spec, &program, &scratch, full)?;
     let landlock_fd = if sandboxed {
         landlock_ruleset(cfg, spec, &program, &scratch)?
@@ -149,6 +155,7 @@ fn prepare_and_launch(
         plan.seccomp = seccomp::programs()?.to_vec();
     }
     plan.ids = uid.map(|u| (u, u));
+    steps.end("landlock_seccomp");
     let pipes = Pipes::open(spec.stdin_null)?;
     plan.stdio = [
         pipes.stdin_child.as_raw_fd(),
@@ -163,7 +170,11 @@ fn prepare_and_launch(
     } else {
         None
     };
-    launch(&plan, pipes, status_pair, landlock_fd, &program, res)
+    steps.end("pipes");
+    let started = launch(&plan, pipes, status_pair, landlock_fd, &program, res);
+    steps.end("clone_exec");
+    steps.log("start");
+    started
 }
 
 fn io_err(what: &'static str, p: &Path, e: std::io::Error) -> HostError {

@@ -9,6 +9,7 @@ use super::cgroup::BotCgroups;
 use super::fdio::{self, PollFd};
 use super::folder::LockedDir;
 use super::group::Group;
+use super::steps::Steps;
 use super::uids::{self, UidLease};
 use super::SandboxMode;
 
@@ -203,11 +204,14 @@ impl Process {
     /// Kill everything, reap, verify nothing is left, remove the private folder and cgroups.
     /// Returns a description of every leftover (empty when clean).
     pub fn cleanup(mut self) -> Vec<String> {
+        let mut steps = Steps::start();
         self.kill_now();
         if let Some(cg) = &self.res.cgroups {
             cg.kill_all(Duration::from_secs(2));
         }
+        steps.end("kill");
         self.reap_leader(Duration::from_secs(2));
+        steps.end("reap");
         let _ = self.try_status();
         let mut left = Vec::new();
         // The process group: members may linger as zombies for a moment until adopted and reaped.
@@ -247,7 +251,10 @@ impl Process {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
+        steps.end("verify");
         left.extend(self.res.release());
+        steps.end("remove");
+        steps.log("teardown");
         left
     }
 }
