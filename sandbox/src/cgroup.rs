@@ -18,6 +18,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::backoff::Backoff;
 use super::{HostError, HostSupport, Limits};
 
 mod sweep;
@@ -298,6 +299,7 @@ impl BotCgroups {
             let _ = std::fs::write(u.join("cgroup.kill"), "1");
         }
         let until = Instant::now() + wait;
+        let mut backoff = Backoff::up_to(Duration::from_millis(1));
         loop {
             let pids = self.pids();
             if pids.is_empty() || Instant::now() > until {
@@ -306,7 +308,7 @@ impl BotCgroups {
             for pid in pids {
                 crate::fdio::kill_pid(pid, libc::SIGKILL);
             }
-            std::thread::sleep(Duration::from_millis(1));
+            backoff.pause();
         }
     }
 
@@ -316,12 +318,14 @@ impl BotCgroups {
         let mut left = Vec::new();
         for dir in self.dirs() {
             let mut ok = false;
-            for _ in 0..50 {
+            let until = Instant::now() + Duration::from_millis(100);
+            let mut backoff = Backoff::up_to(Duration::from_millis(2));
+            while Instant::now() <= until {
                 if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
                     ok = true;
                     break;
                 }
-                std::thread::sleep(Duration::from_millis(2));
+                backoff.pause();
             }
             if !ok {
                 left.push(format!("cgroup {} could not be removed", dir.display()));

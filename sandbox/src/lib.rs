@@ -28,6 +28,7 @@
 //! * [`fdio`]: small safe wrappers of the fd syscalls (poll with a timeout, read, write, flock)
 //!   for the rest of the farm, which has no `unsafe` of its own.
 
+pub(crate) mod backoff;
 pub mod bot;
 pub mod capture;
 pub mod cgroup;

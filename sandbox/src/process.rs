@@ -5,6 +5,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use super::backoff::Backoff;
 use super::cgroup::BotCgroups;
 use super::fdio::{self, PollFd};
 use super::folder::LockedDir;
@@ -217,6 +218,7 @@ impl Process {
         // The process group: members may linger as zombies for a moment until adopted and reaped.
         if let Some(group) = &self.group {
             let until = Instant::now() + Duration::from_secs(2);
+            let mut backoff = Backoff::up_to(Duration::from_millis(1));
             while group.signal(0) {
                 if Instant::now() > until {
                     let pgid = self.bot_pid.unwrap_or(0);
@@ -224,7 +226,7 @@ impl Process {
                     break;
                 }
                 group.signal(libc::SIGKILL);
-                std::thread::sleep(Duration::from_millis(1));
+                backoff.pause();
             }
         }
         if let Some(cg) = &self.res.cgroups {
