@@ -158,11 +158,11 @@ fn prepare_and_launch(
     steps.end("landlock_seccomp");
     let pipes = Pipes::open(spec.stdin_null)?;
     plan.stdio = [
-        pipes.stdin_child.as_raw_fd(),
-        pipes.stdout_w.as_raw_fd(),
-        pipes.stderr_w.as_raw_fd(),
+        pipes.child.stdin.as_raw_fd(),
+        pipes.child.stdout.as_raw_fd(),
+        pipes.child.stderr.as_raw_fd(),
     ];
-    plan.err_w = pipes.err_w.as_raw_fd();
+    plan.err_w = pipes.child.err.as_raw_fd();
     let status_pair = if sandboxed {
         let (status_r, status_w) = pipe()?;
         plan.init = Some(init_plan(spec, full, host, &scratch, uid, res, &status_w)?);
@@ -292,16 +292,29 @@ fn nonblock(fd: &OwnedFd) -> Result<(), HostError> {
     .map_err(|e| HostError::Setup(format!("fcntl: {e}")))
 }
 
-/// The child's stdio and error pipe; the parent's ends are non-blocking, all are CLOEXEC.
+/// The child's stdio and error pipe, both ends of each; the parent's ends are non-blocking, all
+/// are CLOEXEC.
 struct Pipes {
-    stdin_child: OwnedFd,
-    stdin_parent: Option<OwnedFd>,
-    stdout_r: OwnedFd,
-    stdout_w: OwnedFd,
-    stderr_r: OwnedFd,
-    stderr_w: OwnedFd,
-    err_r: OwnedFd,
-    err_w: OwnedFd,
+    parent: ParentEnds,
+    child: ChildEnds,
+}
+
+/// What the parent keeps: the bot's stdin (none for /dev/null), stdout, stderr, and the error
+/// pipe that tells whether the exec happened.
+struct ParentEnds {
+    stdin: Option<OwnedFd>,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    err: OwnedFd,
+}
+
+/// What the child gets as fds 0, 1 and 2, and its end of the error pipe; closed here once the
+/// child is cloned.
+struct ChildEnds {
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    err: OwnedFd,
 }
 
 impl Pipes {
@@ -320,16 +333,19 @@ impl Pipes {
         let (err_r, err_w) = pipe()?;
         nonblock(&stdout_r)?;
         nonblock(&stderr_r)?;
-        Ok(Pipes {
-            stdin_child,
-            stdin_parent,
-            stdout_r,
-            stdout_w,
-            stderr_r,
-            stderr_w,
-            err_r,
-            err_w,
-        })
+        let parent = ParentEnds {
+            stdin: stdin_parent,
+            stdout: stdout_r,
+            stderr: stderr_r,
+            err: err_r,
+        };
+        let child = ChildEnds {
+            stdin: stdin_child,
+            stdout: stdout_w,
+            stderr: stderr_w,
+            err: err_w,
+        };
+        Ok(Pipes { parent, child })
     }
 }
 
@@ -436,28 +452,19 @@ fn launch(
         }
         .into());
     }
-    let Pipes {
-        stdin_child,
-        stdin_parent,
-        stdout_r,
-        stdout_w,
-        stderr_r,
-        stderr_w,
-        err_r,
-        err_w,
-    } = pipes;
-    drop((stdin_child, stdout_w, stderr_w, err_w, landlock_fd));
+    let Pipes { parent, child } = pipes;
+    drop((child, landlock_fd));
     let status_r = status_pair.map(|(r, w)| {
         drop(w);
         r
     });
     let mut report = [0u8; 5];
-    let n = read_with_timeout(&err_r, &mut report, Duration::from_secs(10));
+    let n = read_with_timeout(&parent.err, &mut report, Duration::from_secs(10));
     let proc_ = Process::new(
         pid,
-        stdin_parent,
-        stdout_r,
-        stderr_r,
+        parent.stdin,
+        parent.stdout,
+        parent.stderr,
         status_r,
         std::mem::take(res),
     );
