@@ -3,6 +3,8 @@
 //! the plain mode. Run: `cargo bench -p sandbox --bench sandbox` (as root for the full mode).
 //! For profiling the start-up alone (e.g. under `strace -f -w -c`): `SANDBOX_BENCH_ONLY=full`
 //! (or `off`, `unprivileged`) measures one mode, `SANDBOX_BENCH_TURNS=0` skips the turns.
+//! `SANDBOX_BENCH_BALLAST_MB=<n>` first fills n MiB of this process's memory (as a worker's own
+//! memory is filled), since every start clones the process that starts the bot.
 //! `RUST_LOG=matchfarm::startup=debug` prints each start-up's and teardown's steps to stderr
 //! (`sandbox::steps`): `tools/startup-steps.py` takes their medians.
 
@@ -92,6 +94,12 @@ fn main() {
             .with_ansi(false)
             .init();
     }
+    let ballast_mb: usize = std::env::var("SANDBOX_BENCH_BALLAST_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    // Written to, so that every page is mapped and resident; kept to the end.
+    let ballast = vec![1u8; ballast_mb << 20];
     let cmd = answer_bot();
     let starts = 40;
     let turns: u32 = std::env::var("SANDBOX_BENCH_TURNS")
@@ -157,6 +165,12 @@ fn main() {
             f.finish_ms / bf,
             f.turn_us,
             f.turn_us / bt
+        );
+    }
+    if ballast_mb > 0 {
+        println!(
+            "with {ballast_mb} MiB of ballast ({} bytes kept)",
+            std::hint::black_box(&ballast).len()
         );
     }
 }
