@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Medians of the start-up and teardown steps a farm or the sandbox bench logged.
 
-Reads the log lines of `RUST_LOG=matchfarm::startup=debug` (sandbox::steps) from the files
+Reads the log lines of `FARM_LOG=matchfarm::startup=debug farm ...` or of the sandbox bench
+run with `RUST_LOG=matchfarm::startup=debug` (sandbox::steps) from the files
 named, or stdin, and prints each step's median and 90th percentile in µs, per kind of line
 ("start", "teardown"), with how many lines each figure rests on.
 
@@ -44,7 +45,7 @@ def main(paths):
                 total += int(us)
             steps[kind].setdefault("total", []).append(total)
     if not steps:
-        sys.exit("no step lines found: run with RUST_LOG=matchfarm::startup=debug")
+        sys.exit("no step lines found: run farm with FARM_LOG=matchfarm::startup=debug (the sandbox bench with RUST_LOG=...)")
     for kind in ("start", "teardown"):
         if kind not in steps:
             continue

@@ -1,5 +1,6 @@
 //! Where a start-up or a teardown spends its wall time, step by step. Logged at debug level
-//! under the target `matchfarm::startup` (`RUST_LOG=matchfarm::startup=debug`), one line per
+//! under the target `matchfarm::startup` (`FARM_LOG=matchfarm::startup=debug` on `farm`,
+//! `RUST_LOG=...` on the sandbox bench), one line per
 //! start or teardown, so that an operator (and the start-up bench) can see which step a slow
 //! host spends its milliseconds in. Costs one clock read per step; nothing is formatted unless
 //! the target is enabled.
