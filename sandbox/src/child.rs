@@ -1,13 +1,17 @@
-//! The code that runs between fork and exec. It must be async-signal-safe: the worker is
-//! multi-threaded, so after a fork only this thread exists and any lock (malloc's included) may
-//! be held forever. Everything is therefore prepared before the fork (`ChildPlan`: C strings,
-//! pointer arrays, open fds, the landlock ruleset fd, compiled seccomp programs) and this module
-//! only issues raw syscalls. uid/gid changes use raw syscalls because glibc's wrappers try to
-//! broadcast to threads that no longer exist in the child.
+//! The code that runs in the sandbox's child processes before the bot's exec: the init (the
+//! reaping pid 1 of the bot's namespaces) and the bot's own set-up. Both are clones that share
+//! the worker's memory (`CLONE_VM`): a fork-like clone would copy the page tables of a worker
+//! that holds hundreds of MiB, per bot. So this code must be async-signal-safe and more: it must
+//! not touch thread-local storage either (its thread pointer is a running worker thread's), and
+//! it issues every system call through [`super::rawsys`], never libc. Everything is prepared
+//! before the clone (`ChildPlan`: C strings, pointer arrays, open fds, the landlock ruleset fd,
+//! compiled seccomp programs, the stacks).
 
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::os::fd::RawFd;
 use std::ptr;
+
+use super::rawsys;
 
 /// Where the child failed; sent with errno over the CLOEXEC error pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,10 +110,17 @@ pub(crate) struct ChildPlan {
     pub no_new_privs: bool,
     pub landlock_fd: Option<RawFd>,
     pub seccomp: Vec<Vec<libc::sock_filter>>,
+    /// The stack the bot runs on between its clone and its exec ([`start`]).
+    pub bot_stack: ChildStack,
 }
 
 impl ChildPlan {
-    pub(crate) fn new(program: CString, argv: Vec<CString>, envp: Vec<CString>) -> Self {
+    pub(crate) fn new(
+        program: CString,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+        bot_stack: ChildStack,
+    ) -> Self {
         let mut plan = ChildPlan {
             program,
             argv_store: argv,
@@ -125,6 +136,7 @@ impl ChildPlan {
             no_new_privs: false,
             landlock_fd: None,
             seccomp: Vec::new(),
+            bot_stack,
         };
         plan.argv = plan
             .argv_store
@@ -142,207 +154,267 @@ impl ChildPlan {
     }
 }
 
-/// fork/clone with `flags` (plus SIGCHLD), fork-like: no new stack.
-///
-/// # Safety
-/// In the child only async-signal-safe code may run until exec or `_exit`.
-pub(crate) unsafe fn raw_clone(flags: libc::c_long) -> libc::pid_t {
-    libc::syscall(
-        libc::SYS_clone,
-        flags | libc::SIGCHLD as libc::c_long,
-        0,
-        0,
-        0,
-        0,
-    ) as libc::pid_t
+/// A stack for a child that shares its parent's memory (the init, and the bot until it execs),
+/// with an inaccessible guard page below it so that an overflow faults instead of writing over
+/// the worker's memory.
+pub(crate) struct ChildStack {
+    base: *mut c_void,
+    len: usize,
 }
 
-/// Runs in the freshly forked child: never returns.
-///
-/// # Safety
-/// Only call in a child right after `raw_clone`, with a fully prepared plan.
-pub(crate) unsafe fn child_main(plan: &ChildPlan) -> ! {
-    match &plan.init {
-        Some(init) => run_init(plan, init),
-        None => exec_bot(plan),
+impl ChildStack {
+    /// Far more than the init's loop or `exec_bot` need (no libc call runs on it).
+    const LEN: usize = 128 * 1024;
+    const GUARD: usize = 4096;
+
+    pub(crate) fn new() -> std::io::Result<Self> {
+        // SAFETY: a fresh anonymous mapping, owned by the value returned.
+        let base = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                Self::LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stack = ChildStack {
+            base,
+            len: Self::LEN,
+        };
+        // SAFETY: the lowest page of the mapping just made.
+        if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The highest address, page-aligned (stacks grow down on every target we build for).
+    fn top(&self) -> *mut c_void {
+        // SAFETY: one past the end of the mapping.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+
+    /// Give up the mapping without unmapping it: for a stack a child may still run on.
+    pub(crate) fn abandon(self) {
+        std::mem::forget(self);
     }
 }
 
-unsafe fn fail(err_w: RawFd, stage: Stage) -> ! {
-    let errno = *libc::__errno_location();
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`; no child runs on it any more (see `abandon`).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+// SAFETY: the mapping is owned by the value; the raw pointer is only its address.
+unsafe impl Send for ChildStack {}
+
+impl std::fmt::Debug for ChildStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildStack")
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+/// Start the child: the init on `init_stack`, or without an init the bot itself. Either shares
+/// the caller's memory (`CLONE_VM`), so no page table is copied however large the worker is (a
+/// fork-like clone of a worker holding 150 MiB took 12 ms, and every page the worker wrote
+/// afterwards was copied while the clone lived). The bot's clone also suspends its parent until
+/// it has exec'd or exited (`CLONE_VFORK`, as `posix_spawn` does). Signals stay blocked across
+/// the clone so that none of the worker's handlers runs in the child, which resets them.
+///
+/// # Safety
+/// The plan must be complete and outlive the child's use of it: the bot's clone uses it until
+/// its exec (this call returns after that), the init until the error pipe closes. The stacks
+/// must stay mapped as long as a child runs on them.
+pub(crate) unsafe fn start(plan: &ChildPlan, init_stack: Option<&ChildStack>) -> libc::pid_t {
+    let mut all: libc::sigset_t = std::mem::zeroed();
+    let mut old: libc::sigset_t = std::mem::zeroed();
+    libc::sigfillset(&mut all);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    let arg = (plan as *const ChildPlan).cast_mut().cast();
+    let ret = match (&plan.init, init_stack) {
+        (Some(init), Some(stack)) => rawsys::clone_on(
+            init.clone_flags | libc::CLONE_VM as libc::c_long | libc::SIGCHLD as libc::c_long,
+            stack.top(),
+            init_entry,
+            arg,
+        ),
+        _ => spawn_bot(plan),
+    };
+    libc::pthread_sigmask(libc::SIG_SETMASK, &old, ptr::null_mut());
+    if ret < 0 {
+        *libc::__errno_location() = -ret as c_int;
+        return -1;
+    }
+    ret as libc::pid_t
+}
+
+/// The bot's clone (see [`start`]); in the init, or in the worker without one.
+unsafe fn spawn_bot(plan: &ChildPlan) -> rawsys::Ret {
+    rawsys::clone_on(
+        (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as libc::c_long,
+        plan.bot_stack.top(),
+        bot_entry,
+        (plan as *const ChildPlan).cast_mut().cast(),
+    )
+}
+
+unsafe extern "C" fn init_entry(arg: *mut c_void) -> ! {
+    rawsys::block_all_signals(true);
+    // No SIGCHLD for the bot's stops and continues either (SA_NOCLDSTOP): an ignored SIGCHLD is
+    // already dropped, but not when the init is traced (strace -f of a bench), and this states it.
+    rawsys::default_signal_handlers(libc::SA_NOCLDSTOP as u64);
+    let plan = &*(arg as *const ChildPlan);
+    match &plan.init {
+        Some(init) => run_init(plan, init),
+        None => rawsys::exit(127),
+    }
+}
+
+unsafe extern "C" fn bot_entry(arg: *mut c_void) -> ! {
+    rawsys::default_signal_handlers(0);
+    exec_bot(&*(arg as *const ChildPlan))
+}
+
+/// Report the failed stage and its errno (`ret` is the call's `-errno`) and exit.
+unsafe fn fail(err_w: RawFd, stage: Stage, ret: rawsys::Ret) -> ! {
+    let errno = (-ret) as i32;
     let mut msg = [0u8; 5];
     msg[0] = stage as u8;
     msg[1..].copy_from_slice(&errno.to_ne_bytes());
-    libc::write(err_w, msg.as_ptr().cast(), msg.len());
-    libc::_exit(127)
+    rawsys::write(err_w, msg.as_ptr(), msg.len());
+    rawsys::exit(127)
+}
+
+/// Fail with `stage` unless `ret` is a success.
+unsafe fn check(err_w: RawFd, stage: Stage, ret: rawsys::Ret) {
+    if ret < 0 {
+        fail(err_w, stage, ret);
+    }
 }
 
 unsafe fn exec_bot(p: &ChildPlan) -> ! {
-    if libc::setsid() < 0 {
-        fail(p.err_w, Stage::Setsid);
-    }
-    for (target, fd) in p.stdio.iter().enumerate() {
-        if libc::dup2(*fd, target as c_int) < 0 {
-            fail(p.err_w, Stage::Stdio);
+    // Join the bot's cgroups here, not in the init: the init shares the worker's memory, and a
+    // cgroup's out-of-memory killer that picked it would kill every process sharing that memory.
+    if let Some(init) = &p.init {
+        for fd in &init.cgroup_procs {
+            let ret = rawsys::write(*fd, b"0".as_ptr(), 1);
+            check(
+                p.err_w,
+                Stage::Cgroup,
+                if ret == 1 { 0 } else { ret.min(-1) },
+            );
         }
+    }
+    check(p.err_w, Stage::Setsid, rawsys::setsid());
+    for (target, fd) in p.stdio.iter().enumerate() {
+        check(p.err_w, Stage::Stdio, rawsys::dup_to(*fd, target as c_int));
     }
     for (resource, limit) in &p.rlimits {
-        if libc::setrlimit(*resource, limit) != 0 {
-            fail(p.err_w, Stage::Rlimit);
-        }
+        check(p.err_w, Stage::Rlimit, rawsys::setrlimit(*resource, limit));
     }
     if let Some(cwd) = &p.cwd {
-        if libc::chdir(cwd.as_ptr()) != 0 {
-            fail(p.err_w, Stage::Chdir);
-        }
+        check(p.err_w, Stage::Chdir, rawsys::chdir(cwd.as_ptr()));
     }
     if let Some((uid, gid)) = p.ids {
-        if libc::syscall(libc::SYS_setgroups, 0, ptr::null::<libc::gid_t>()) != 0 {
-            fail(p.err_w, Stage::Setgroups);
-        }
-        if libc::syscall(libc::SYS_setresgid, gid, gid, gid) != 0 {
-            fail(p.err_w, Stage::Setgid);
-        }
-        if libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0 {
-            fail(p.err_w, Stage::Setuid);
-        }
+        check(p.err_w, Stage::Setgroups, rawsys::drop_groups());
+        check(p.err_w, Stage::Setgid, rawsys::setresgid(gid));
+        check(p.err_w, Stage::Setuid, rawsys::setresuid(uid));
     }
     // The bot dies with its parent (the init, or the worker without one). Set after the uid
     // change, which clears it.
-    libc::prctl(
-        libc::PR_SET_PDEATHSIG,
-        libc::SIGKILL as libc::c_ulong,
-        0,
-        0,
-        0,
-    );
-    if p.no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-        fail(p.err_w, Stage::NoNewPrivs);
+    rawsys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as _, 0, 0);
+    if p.no_new_privs {
+        let ret = rawsys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0);
+        check(p.err_w, Stage::NoNewPrivs, ret);
     }
     if let Some(fd) = p.landlock_fd {
-        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0) != 0 {
-            fail(p.err_w, Stage::Landlock);
-        }
+        check(p.err_w, Stage::Landlock, rawsys::landlock_restrict_self(fd));
     }
     // Whatever other fds this process inherited from the worker: gone at exec.
-    if libc::syscall(
-        libc::SYS_close_range,
-        3u32,
-        u32::MAX,
-        libc::CLOSE_RANGE_CLOEXEC,
-    ) != 0
-    {
-        fail(p.err_w, Stage::CloseFds);
-    }
+    let ret = rawsys::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC);
+    check(p.err_w, Stage::CloseFds, ret);
+    // The program starts with no signal blocked (the clone blocked them all).
+    rawsys::block_all_signals(false);
     for prog in &p.seccomp {
         let fprog = libc::sock_fprog {
             len: prog.len() as u16,
             filter: prog.as_ptr() as *mut _,
         };
-        if libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &fprog as *const _,
-        ) != 0
-        {
-            fail(p.err_w, Stage::Seccomp);
-        }
+        check(p.err_w, Stage::Seccomp, rawsys::seccomp_filter(&fprog));
     }
     // ETXTBSY: the private program copy was just written, and a process forked by another
     // worker thread in the meantime may still hold that write fd until its own exec. Wait it out.
+    let mut ret = 0;
     for _ in 0..500 {
-        libc::execve(p.program.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
-        if *libc::__errno_location() != libc::ETXTBSY {
+        ret = rawsys::execve(p.program.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+        if ret != -(libc::ETXTBSY as rawsys::Ret) {
             break;
         }
-        let pause = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 1_000_000,
-        };
-        libc::nanosleep(&pause, ptr::null_mut());
+        rawsys::sleep_ns(1_000_000);
     }
-    fail(p.err_w, Stage::Exec)
+    fail(p.err_w, Stage::Exec, ret)
 }
 
 unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
     // If the worker dies (even SIGKILL), the init dies, and with it its pid namespace.
-    libc::prctl(
-        libc::PR_SET_PDEATHSIG,
-        libc::SIGKILL as libc::c_ulong,
-        0,
-        0,
-        0,
-    );
-    if libc::setsid() < 0 {
-        fail(p.err_w, Stage::Setsid);
-    }
-    for fd in &init.cgroup_procs {
-        if libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
-            fail(p.err_w, Stage::Cgroup);
-        }
-    }
+    rawsys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as _, 0, 0);
+    check(p.err_w, Stage::Setsid, rawsys::setsid());
     for m in &init.mounts {
         let fstype = m.fstype.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         let data = m.data.as_ref().map_or(ptr::null(), |s| s.as_ptr().cast());
-        if libc::mount(m.src.as_ptr(), m.target.as_ptr(), fstype, m.flags, data) != 0 {
-            fail(p.err_w, Stage::Mount);
-        }
+        let ret = rawsys::mount(m.src.as_ptr(), m.target.as_ptr(), fstype, m.flags, data);
+        check(p.err_w, Stage::Mount, ret);
     }
     if let (Some((path, access)), Some(ruleset)) = (&init.landlock_after_mount, p.landlock_fd) {
-        let dir = libc::open(
-            path.as_ptr(),
-            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
-        );
-        if dir < 0 {
-            fail(p.err_w, Stage::Landlock);
-        }
+        let flags = libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY;
+        let dir = rawsys::openat(path.as_ptr(), flags);
+        check(p.err_w, Stage::Landlock, dir);
         let attr = PathBeneathAttr {
             allowed_access: *access,
-            parent_fd: dir,
+            parent_fd: dir as c_int,
         };
         let rule_path_beneath = 1;
-        if libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset,
-            rule_path_beneath,
-            &attr as *const _,
-            0,
-        ) != 0
-        {
-            fail(p.err_w, Stage::Landlock);
-        }
-        libc::close(dir);
+        let attr_ptr = (&attr as *const PathBeneathAttr).cast();
+        let ret = rawsys::landlock_add_rule(ruleset, rule_path_beneath, attr_ptr);
+        check(p.err_w, Stage::Landlock, ret);
+        rawsys::close(dir as c_int);
     }
-    if !init.pid_namespace && libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-        fail(p.err_w, Stage::Subreaper);
+    if !init.pid_namespace {
+        let ret = rawsys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0);
+        check(p.err_w, Stage::Subreaper, ret);
     }
-    let bot = raw_clone(0);
-    if bot < 0 {
-        fail(p.err_w, Stage::Fork);
+    let bot = spawn_bot(p);
+    check(p.err_w, Stage::Fork, bot);
+    // The bot has exec'd or exited: from here on the init uses only these values, never the
+    // plan, which the worker frees once the error pipe has closed.
+    reap_bot(bot as libc::pid_t, init.status_w, init.pid_namespace)
+}
+
+/// The init's life after the bot's start: wait for the bot's end, report its status, kill and
+/// reap what it left, exit.
+#[inline(never)]
+unsafe fn reap_bot(bot: libc::pid_t, status_w: RawFd, pid_namespace: bool) -> ! {
+    // The init keeps only the status pipe: no pipe of this or any other bot stays open here
+    // (closing the error pipe tells the worker the start is over).
+    let keep = status_w as u32;
+    if keep > 0 {
+        rawsys::close_range(0, keep - 1, 0);
     }
-    if bot == 0 {
-        exec_bot(p);
-    }
-    // The init keeps only the status pipe: no pipe of this or any other bot stays open here.
-    let keep = init.status_w as u32;
-    if keep > 3 {
-        libc::syscall(libc::SYS_close_range, 3u32, keep - 1, 0);
-    }
-    libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0);
-    libc::close(0);
-    libc::close(1);
-    libc::close(2);
-    // Wait for the bot's end on a pidfd, not in a blocking waitpid: the parent's waitpid is woken
-    // by every stop and continue of the bot (the fair scheme sends two per turn), which cost two
+    rawsys::close_range(keep + 1, u32::MAX, 0);
+    // Wait for the bot's end on a pidfd, not in a blocking wait: the parent's wait is woken by
+    // every stop and continue of the bot (the fair scheme sends two per turn), which cost two
     // context switches per turn. Orphans left to this init are reaped every second meanwhile.
-    // Without pidfds (old kernels), block in waitpid as before.
-    // No SIGCHLD for the bot's stops and continues either (SA_NOCLDSTOP): an ignored SIGCHLD is
-    // already dropped, but not when the init is traced (strace -f of a bench), and this states it.
-    let mut act: libc::sigaction = std::mem::zeroed();
-    act.sa_sigaction = libc::SIG_DFL;
-    act.sa_flags = libc::SA_NOCLDSTOP;
-    libc::sigaction(libc::SIGCHLD, &act, ptr::null_mut());
-    let pidfd = libc::syscall(libc::SYS_pidfd_open, bot, 0) as c_int;
+    // Without pidfds (old kernels), block in the wait as before.
+    let pidfd = rawsys::pidfd_open(bot);
     let flags = if pidfd >= 0 {
         libc::WNOHANG | libc::__WALL
     } else {
@@ -350,23 +422,18 @@ unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
     };
     loop {
         if pidfd >= 0 {
-            let mut pfd = libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            libc::poll(&mut pfd, 1, 1000);
+            rawsys::poll_in(pidfd as c_int, 1000);
         }
         loop {
             let mut status: c_int = 0;
-            let pid = libc::waitpid(-1, &mut status, flags);
-            if pid == bot {
-                libc::write(init.status_w, (&status as *const c_int).cast(), 4);
-                kill_everything_else(init.pid_namespace);
-                libc::_exit(0);
+            let pid = rawsys::wait4(-1, &mut status, flags);
+            if pid == bot as rawsys::Ret {
+                rawsys::write(status_w, (&status as *const c_int).cast(), 4);
+                kill_everything_else(pid_namespace);
+                rawsys::exit(0);
             }
-            if pid < 0 && *libc::__errno_location() != libc::EINTR {
-                libc::_exit(0);
+            if pid < 0 && pid != -(libc::EINTR as rawsys::Ret) {
+                rawsys::exit(0);
             }
             if pid <= 0 || pidfd < 0 {
                 break;
@@ -378,28 +445,24 @@ unsafe fn run_init(p: &ChildPlan, init: &InitPlan) -> ! {
 /// After the bot's main process ended: kill and reap every other process it left behind.
 unsafe fn kill_everything_else(pid_namespace: bool) {
     for _round in 0..10_000 {
-        if pid_namespace && libc::getpid() == 1 {
+        if pid_namespace && rawsys::getpid() == 1 {
             // Pid 1 of the namespace: reaches every process in it, never the worker. (Checked:
             // anywhere else, kill(-1) would reach every process this one may signal.)
-            libc::kill(-1, libc::SIGKILL);
+            rawsys::kill(-1, libc::SIGKILL);
         } else {
             kill_children();
         }
         loop {
             let mut status: c_int = 0;
-            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL);
-            if pid < 0 && *libc::__errno_location() == libc::ECHILD {
+            let pid = rawsys::wait4(-1, &mut status, libc::WNOHANG | libc::__WALL);
+            if pid == -(libc::ECHILD as rawsys::Ret) {
                 return;
             }
             if pid <= 0 {
                 break;
             }
         }
-        let pause = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 500_000,
-        };
-        libc::nanosleep(&pause, ptr::null_mut());
+        rawsys::sleep_ns(500_000);
     }
 }
 
@@ -407,40 +470,40 @@ unsafe fn kill_everything_else(pid_namespace: bool) {
 /// because this process is a child subreaper).
 unsafe fn kill_children() {
     let mut path = [0u8; 64];
-    let me = libc::getpid();
+    let me = rawsys::getpid() as u64;
     let mut n = 0;
     for part in [&b"/proc/"[..], &[], &b"/task/"[..], &[], &b"/children"[..]]
         .iter()
         .enumerate()
     {
         if part.0 == 1 || part.0 == 3 {
-            n += write_decimal(&mut path[n..], me as u64);
+            n += write_decimal(&mut path[n..], me);
         } else {
             path[n..n + part.1.len()].copy_from_slice(part.1);
             n += part.1.len();
         }
     }
     path[n] = 0;
-    let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+    let fd = rawsys::openat(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
     if fd < 0 {
         return;
     }
     let mut buf = [0u8; 4096];
-    let len = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-    libc::close(fd);
+    let len = rawsys::read(fd as c_int, buf.as_mut_ptr(), buf.len());
+    rawsys::close(fd as c_int);
     let mut pid: i32 = 0;
     for &b in buf.iter().take(len.max(0) as usize) {
         if b.is_ascii_digit() {
             pid = pid * 10 + (b - b'0') as i32;
         } else {
             if pid > 0 {
-                libc::kill(pid, libc::SIGKILL);
+                rawsys::kill(pid, libc::SIGKILL);
             }
             pid = 0;
         }
     }
     if pid > 0 {
-        libc::kill(pid, libc::SIGKILL);
+        rawsys::kill(pid, libc::SIGKILL);
     }
 }
 

@@ -43,6 +43,7 @@ pub mod hosttime;
 pub mod lock;
 pub mod prepare;
 pub mod process;
+pub(crate) mod rawsys;
 pub(crate) mod seccomp;
 pub mod sized_tmpfs;
 pub mod steps;

@@ -1,7 +1,8 @@
 //! Starting one sandboxed process: everything is prepared here in the parent (private program
 //! copy, scratch dir, uid lease, cgroups, landlock ruleset, seccomp programs, rlimits, pipes),
-//! then one fork-like clone runs `child::child_main`, and the CLOEXEC error pipe tells whether
-//! the exec happened. Every failure is classified on the fault boundary ([`crate::error`]): only
+//! then one clone starts the child (the init, a fork-like clone that runs `child::child_main`,
+//! or in `Off` mode the bot itself, cloned as `posix_spawn` does), and the CLOEXEC error pipe
+//! tells whether the exec happened. Every failure is classified on the fault boundary ([`crate::error`]): only
 //! an exec the program itself makes impossible is the program's.
 
 use std::ffi::CString;
@@ -171,7 +172,7 @@ fn prepare_and_launch(
         None
     };
     steps.end("pipes");
-    let started = launch(&plan, pipes, status_pair, landlock_fd, &program, res);
+    let started = launch(plan, pipes, status_pair, landlock_fd, &program, res);
     steps.end("clone_exec");
     steps.log("start");
     started
@@ -254,7 +255,11 @@ fn exec_plan(
         .iter()
         .map(|(k, v)| cstr(format!("{k}={v}").as_bytes(), "environment"))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = ChildPlan::new(prog_c, argv, envp);
+    let stack = child::ChildStack::new().map_err(|source| HostError::Stage {
+        stage: "mmap of the bot's clone stack",
+        source,
+    })?;
+    let mut plan = ChildPlan::new(prog_c, argv, envp, stack);
     let cwd = spec.cwd.as_deref().unwrap_or(scratch);
     plan.cwd = Some(path_cstr(cwd, "working directory")?);
     plan.rlimits = rlimits(&spec.limits, full);
@@ -430,21 +435,28 @@ fn mounts(spec: &Spec, scratch: &Path, uid: Option<u32>) -> Result<Vec<MountOp>,
 
 /// Clone the child, close its ends here, and wait for the error pipe: it closes without a word
 /// once the program has exec'd, or carries the stage and errno that failed.
+///
+/// The children share this process's memory and read the plan until that pipe has closed (see
+/// `child::start`), so the plan is freed only after it has; if it never closes, the plan is
+/// leaked rather than freed under a child that may still read it.
 fn launch(
-    plan: &ChildPlan,
+    plan: ChildPlan,
     pipes: Pipes,
     status_pair: Option<(OwnedFd, OwnedFd)>,
     landlock_fd: Option<OwnedFd>,
     program: &Path,
     res: &mut Resources,
 ) -> Result<Process, StartError> {
-    let flags = plan.init.as_ref().map_or(0, |i| i.clone_flags);
-    // SAFETY: the child runs only `child_main`, which is async-signal-safe and never returns.
-    let pid = unsafe { child::raw_clone(flags) };
-    if pid == 0 {
-        // SAFETY: we are the fresh child and the plan is complete.
-        unsafe { child::child_main(plan) }
-    }
+    let init_stack = match &plan.init {
+        Some(_) => Some(child::ChildStack::new().map_err(|source| HostError::Stage {
+            stage: "mmap of the init's stack",
+            source,
+        })?),
+        None => None,
+    };
+    // SAFETY: the plan is complete, and lives until the error pipe has closed (below); the
+    // init's stack lives in the `Process` until the init is reaped.
+    let pid = unsafe { child::start(&plan, init_stack.as_ref()) };
     if pid < 0 {
         return Err(HostError::Stage {
             stage: "clone",
@@ -466,9 +478,11 @@ fn launch(
         parent.stdout,
         parent.stderr,
         status_r,
+        init_stack,
         std::mem::take(res),
     );
     if n == 0 {
+        drop(plan);
         return Ok(proc_);
     }
     let err = if n == 5 {
@@ -480,6 +494,13 @@ fn launch(
     let leftovers = proc_.cleanup();
     if !leftovers.is_empty() {
         tracing::error!(?leftovers, error = %err, "a failed start left things behind");
+    }
+    let mut rest = [0u8; 1];
+    if read_with_timeout(&parent.err, &mut rest, Duration::from_secs(2)) == 0 {
+        drop(plan);
+    } else {
+        tracing::error!(error = %err, "a failed start's child did not close its error pipe: its plan is left in memory");
+        std::mem::forget(plan);
     }
     Err(err)
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::backoff::Backoff;
 use super::cgroup::BotCgroups;
+use super::child::ChildStack;
 use super::fdio::{self, PollFd};
 use super::folder::LockedDir;
 use super::group::Group;
@@ -54,6 +55,8 @@ pub struct Process {
     /// The bot's raw wait status, once known.
     bot_status: Option<i32>,
     leader_reaped: bool,
+    /// The stack the init runs on (it shares the worker's memory): unmapped once it is reaped.
+    init_stack: Option<ChildStack>,
     pub(crate) res: Resources,
 }
 
@@ -64,6 +67,7 @@ impl Process {
         stdout: OwnedFd,
         stderr: OwnedFd,
         status: Option<OwnedFd>,
+        init_stack: Option<ChildStack>,
         res: Resources,
     ) -> Self {
         let bot_pid = if status.is_none() {
@@ -82,6 +86,7 @@ impl Process {
             status,
             bot_status: None,
             leader_reaped: false,
+            init_stack,
             res,
         }
     }
@@ -184,6 +189,7 @@ impl Process {
             let r = unsafe { libc::waitpid(self.leader, &mut st, libc::WNOHANG) };
             if r == self.leader || r < 0 {
                 self.leader_reaped = true;
+                self.init_stack = None;
                 if self.status.is_none() && r == self.leader && self.bot_status.is_none() {
                     self.bot_status = Some(st);
                 }
@@ -258,6 +264,17 @@ impl Process {
         steps.end("remove");
         steps.log("teardown");
         left
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // An init that was never reaped may still run on its stack: leave that mapped.
+        if !self.leader_reaped {
+            if let Some(stack) = self.init_stack.take() {
+                stack.abandon();
+            }
+        }
     }
 }
 
