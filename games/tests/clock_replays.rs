@@ -224,3 +224,42 @@ fn a_scaled_clock_is_rederived_from_its_recorded_scaling() {
     }));
     assert!(e.contains("records no time bank"), "{e}");
 }
+
+/// A host's measured speed is any `f64`, and a replay's content digest is taken over its JSON
+/// text, which verification reads back: every `f64` must come back from that text bit for bit,
+/// or the replay fails its own verification (it did, in CI, for a speed serde_json's default
+/// parser read one unit in the last place off; `float_roundtrip` reads them exactly).
+#[test]
+fn any_measured_speed_reads_back_exactly_and_its_replay_verifies() {
+    // Speeds as the self-test measures them (bot-turns per second), spread over six decades.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut off = Vec::new();
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let speed = 10f64.powf(2.0 + 6.0 * (x >> 11) as f64 / (1u64 << 53) as f64);
+        let text = serde_json::to_string(&speed).unwrap();
+        let back: f64 = serde_json::from_str(&text).unwrap();
+        if back.to_bits() != speed.to_bits() {
+            off.push(speed);
+        }
+    }
+    assert!(
+        off.is_empty(),
+        "{} of 200,000 read back off, e.g. {:?}",
+        off.len(),
+        &off[..off.len().min(3)]
+    );
+
+    // Three that serde_json's default parser read back off.
+    for speed in [
+        1_360.502_408_555_352_5,
+        1_129.205_732_470_057_5,
+        14_742_881.598_207_941,
+    ] {
+        let scaling = Scaling::new(ClockSpec::default(), 240, speed).unwrap();
+        let rp = played(None, Some(scaling), 0);
+        verify(&rp.to_json()).unwrap_or_else(|e| panic!("speed {speed}: {e}"));
+    }
+}
