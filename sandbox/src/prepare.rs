@@ -1,9 +1,9 @@
 //! Starting one sandboxed process: everything is prepared here in the parent (private program
 //! copy, scratch dir, uid lease, cgroups, landlock ruleset, seccomp programs, rlimits, pipes),
-//! then one clone starts the child (the init, a fork-like clone that runs `child::child_main`,
-//! or in `Off` mode the bot itself, cloned as `posix_spawn` does), and the CLOEXEC error pipe
-//! tells whether the exec happened. Every failure is classified on the fault boundary ([`crate::error`]): only
-//! an exec the program itself makes impossible is the program's.
+//! then `child::start` clones the child (the init, or in `Off` mode the bot itself; both share
+//! this process's memory), and the CLOEXEC error pipe tells whether the exec happened. Every
+//! failure is classified on the fault boundary ([`crate::error`]): only an exec the program
+//! itself makes impossible is the program's.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
