@@ -67,6 +67,22 @@ PROBOJ_ROUNDS = 40
 QW_PLAYERS = {"quick0": "quick.js", "quick1": "quick.js", "burn0": "burn.js", "burn1": "burn.js"}
 
 
+def turn_entries(bot_timing):
+    """A bot's per-turn timing from a replay as dicts, in either form: a list of objects, or
+    the value lists under column names the farm writes (games::bomberman::replay::turn_timing)."""
+    per_turn = bot_timing.get("per_turn", [])
+    if isinstance(per_turn, list):
+        return per_turn
+    columns = per_turn.get("columns", [])
+    out = []
+    for row in per_turn.get("rows", []):
+        entry = dict(zip(columns, row))
+        if len(row) > len(columns) and isinstance(row[len(columns)], dict):
+            entry.update(row[len(columns)])
+        out.append(entry)
+    return out
+
+
 def log(*a):
     print(time.strftime("%H:%M:%S"), *a, file=sys.stderr, flush=True)
 
@@ -287,7 +303,7 @@ class Stress:
                 t = timing.get(f"bot_{seat}") or {}
                 kind = kinds.get(name, "?")
                 limit_ms = TURN_MS
-                for pt in t.get("per_turn", []):
+                for pt in turn_entries(t):
                     turns += 1
                     rec = dict(pt, game="bomberman", match=f.name, bot=name, kind=kind, seat=seat)
                     if pt.get("turn", 0) > 0:

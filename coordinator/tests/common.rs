@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use games::bomberman::replay::turn_timing;
+
 /// The repository root (tests run with the crate folder as working directory).
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -90,9 +92,13 @@ pub fn assert_timing_summary_of(row_result: &serde_json::Value, replay: &serde_j
             s.get("per_turn").is_none(),
             "{bot}: no per-turn list in a row"
         );
-        let turns = t["per_turn"]
-            .as_array()
-            .expect("per-turn timing in the replay");
+        assert_eq!(
+            t["per_turn"]["columns"],
+            serde_json::json!(turn_timing::COLUMNS),
+            "{bot}: the replay keeps its turns as value lists"
+        );
+        let turns = turn_timing::turn_entries(t);
+        assert!(!turns.is_empty(), "{bot}: per-turn timing in the replay");
         let col = |k: &'static str| turns.iter().map(move |x| x[k].as_u64().expect("a count"));
         assert_eq!(s["turns"].as_u64(), Some(turns.len() as u64), "{bot} turns");
         for k in ["wall_us", "cpu_us", "waited_us"] {

@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{farm, lag_bot, run};
+use games::bomberman::replay::turn_timing;
 use serde_json::Value;
 
 /// A JSON file, or a replay (gzipped as `farm play` writes it, or plain).
@@ -92,14 +93,12 @@ fn a_bank_covers_slow_turns_that_time_out_without_it() {
     };
     // The host time its slow turns were credited (bursts of steal or interrupts in a turn's
     // last second, where a bot may sleep within its 1 s limit; see sandbox::hosttime).
-    let per_turn = r["result"]["timing"]["bot_0"]["per_turn"]
-        .as_array()
-        .unwrap();
+    let per_turn = turn_timing::turn_entries(&r["result"]["timing"]["bot_0"]);
     let host = |t: u64| -> u64 {
         per_turn
             .iter()
-            .find(|p| p["turn"] == t)
-            .and_then(|p| p["late"]["host_us"].as_u64())
+            .find(|p| p.get("turn").and_then(Value::as_u64) == Some(t))
+            .and_then(|p| p.get("late")?.get("host_us")?.as_u64())
             .unwrap_or(0)
     };
     // Each slow turn slept 3 s, so it drew ~2 s, less what the host was credited; the others

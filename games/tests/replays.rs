@@ -345,6 +345,11 @@ fn a_row_keeps_the_per_turn_timing_summed_up() {
     full.as_object_mut().unwrap().remove("timing");
     compact.as_object_mut().unwrap().remove("timing");
     assert_eq!(compact, full, "only the timing differs");
+    // The same turns as value lists (as the worker writes them) sum up the same.
+    let objects = rp.result.timing.clone().unwrap();
+    rp.result.timing = Some(games::bomberman::replay::turn_timing::columnar(objects));
+    assert!(rp.result.timing.as_ref().unwrap()["bot_0"]["per_turn"]["rows"].is_array());
+    assert_eq!(rp.row_result_json()["timing"], row["timing"]);
     // Timing without a per-turn list (or not the worker's shape) is kept as it is.
     let odd = serde_json::json!({"bot_0": {"wall_ms": 12}, "x": 3});
     assert_eq!(timing_summary(&odd), odd);

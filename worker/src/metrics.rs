@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use games::bomberman::replay::turn_timing::turn_entries;
 use prometheus::{
     Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
 };
@@ -188,7 +189,8 @@ impl WorkerMetrics {
 
     /// What a played match of `game` with `players` seats says about its bots: faults by kind
     /// and bot (`names` and `faults` by seat), per-turn wall times (from the `timing` the worker
-    /// recorded in the result: per bot, `per_turn` rows with `wall_us`).
+    /// recorded in the result: per bot, `per_turn` turns with `wall_us`, read by
+    /// [`turn_entries`]).
     pub fn bots(
         &self,
         game: &str,
@@ -214,8 +216,7 @@ impl WorkerMetrics {
             return;
         };
         for bot in timing.values() {
-            let per_turn = bot.get("per_turn").and_then(|p| p.as_array());
-            for t in per_turn.into_iter().flatten() {
+            for t in turn_entries(bot) {
                 if let Some(us) = t.get("wall_us").and_then(|w| w.as_u64()) {
                     turns.observe(us as f64 / 1e6);
                 }

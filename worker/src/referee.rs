@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use games::bomberman::replay::{MapSource, MatchMeta, Recorder, Replay, TurnInput};
+use games::bomberman::replay::{turn_timing, MapSource, MatchMeta, Recorder, Replay, TurnInput};
 use games::bomberman::{self as bm, Bank, Charge, ClockSpec, Game, Input, Map, Params};
 use sandbox::{Bot, BotCommand, CoreTokens, SandboxConfig, SpawnError};
 use shared::{Fault, FaultKind};
@@ -385,7 +385,8 @@ impl Seats {
         }
     }
 
-    /// Stop every bot; their stderr tails and per-turn timing, by seat, for the replay.
+    /// Stop every bot; their stderr tails and per-turn timing, by seat, for the replay (the
+    /// turns as value lists, [`turn_timing::columnar`]).
     fn finish(mut self) -> (Vec<String>, serde_json::Value) {
         for p in 0..self.bots.len() {
             self.stop(p);
@@ -406,6 +407,7 @@ impl Seats {
                 serde_json::to_value(&r.timing).unwrap_or(serde_json::Value::Null),
             );
         }
-        (stderr_tails, serde_json::Value::Object(timing))
+        let timing = turn_timing::columnar(serde_json::Value::Object(timing));
+        (stderr_tails, timing)
     }
 }

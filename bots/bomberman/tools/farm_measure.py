@@ -13,6 +13,22 @@ import sys
 from fractions import Fraction
 
 
+def turn_entries(bot_timing):
+    """A bot's per-turn timing from a replay as dicts, in either form: a list of objects, or
+    the value lists under column names the farm writes (games::bomberman::replay::turn_timing)."""
+    per_turn = bot_timing.get("per_turn", [])
+    if isinstance(per_turn, list):
+        return per_turn
+    columns = per_turn.get("columns", [])
+    out = []
+    for row in per_turn.get("rows", []):
+        entry = dict(zip(columns, row))
+        if len(row) > len(columns) and isinstance(row[len(columns)], dict):
+            entry.update(row[len(columns)])
+        out.append(entry)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--farm", default="farm")
@@ -56,7 +72,7 @@ def main():
                 t = timing.get(f"bot_{i}") or {}
                 misses[n] += t.get("deadline_misses", 0)
                 max_wall[n] = max(max_wall[n], t.get("max_wall_us", 0))
-                for pt in t.get("per_turn", []):
+                for pt in turn_entries(t):
                     if pt.get("turn", 0) > 0:
                         max_cpu[n] = max(max_cpu[n], pt.get("cpu_us", 0))
         except (OSError, ValueError, KeyError) as e:

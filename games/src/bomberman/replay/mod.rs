@@ -4,6 +4,7 @@
 
 mod inspect;
 mod result;
+pub mod turn_timing;
 mod verify;
 mod viewer_data;
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shared::Fault;
 
+use super::turn_timing::turn_entries;
 use super::MapSource;
 use crate::bomberman::outcome::Outcome;
 
@@ -91,7 +92,7 @@ const SUMMED: [(&str, bool); 3] = [("wall_us", true), ("cpu_us", true), ("waited
 /// A bot-by-bot summary of the worker's timing (`bot_<seat>` -> object): every member but the
 /// per-turn list, with `turns`, `deadline_misses`, the totals `wall_us`, `cpu_us`, `waited_us`
 /// and `max_wall_us`, `max_cpu_us`, `mean_wall_us`, `mean_cpu_us` (integer microseconds)
-/// re-derived from that list. This is what a tournament's result rows keep; the per-turn list
+/// re-derived from that list (in either of its forms, [`super::turn_timing`]). This is what a tournament's result rows keep; the per-turn list
 /// stays in the replay. Anything that is not an object of objects is kept as it is.
 pub fn timing_summary(timing: &Value) -> Value {
     let Some(bots) = timing.as_object() else {
@@ -109,12 +110,11 @@ fn bot_summary(t: &Value) -> Value {
         return t.clone();
     };
     let mut s = o.clone();
-    let Some(per_turn) = s.shift_remove("per_turn") else {
-        return Value::Object(s);
-    };
-    let Some(turns) = per_turn.as_array() else {
-        return Value::Object(s);
-    };
+    match s.shift_remove("per_turn") {
+        Some(Value::Array(_) | Value::Object(_)) => {}
+        _ => return Value::Object(s),
+    }
+    let turns = turn_entries(t);
     let n = turns.len() as u64;
     s.insert("turns".into(), n.into());
     for (member, max_and_mean) in SUMMED {
