@@ -357,14 +357,40 @@ fn a_row_keeps_the_per_turn_timing_summed_up() {
     assert_eq!(rp.row_result_json(), rp.result_json());
 }
 
-/// The index page's packed viewer data turns back into exactly the frames of the viewer data.
+/// The index stores a match's viewer data in the compact form (the moves, which it re-plays)
+/// when that gives back exactly the data, else with its frames packed; both turn back into
+/// exactly the viewer data.
 #[test]
 fn packed_viewer_data_unpacks_to_the_same_frames() {
-    use games::bomberman::viewer::{pack_for_index, unpack_index_data};
+    use games::bomberman::viewer::{pack_for_index, pack_frames, unpack_index_data};
     for n in [2, 5, 10] {
         let (rp, _) = record(17, n, 3, &[(1, 4, FaultKind::Timeout)]);
         let data = viewer_data(&rp);
-        let packed = pack_for_index(data.clone());
+        let compact = pack_for_index(data.clone());
+        assert!(compact.get("frames").is_none() && compact.get("columns").is_none());
+        let moves = compact["moves"].as_str().unwrap();
+        assert_eq!(
+            moves.len(),
+            n * data["frames"].as_array().unwrap().len(),
+            "{n} players"
+        );
+        assert!(moves.chars().all(|c| "UDLRSudlrs.".contains(c)), "{moves}");
+        assert_eq!(
+            compact["faults"],
+            serde_json::json!([[4, 1, "timeout", "timeout of bot1"]]),
+            "{n} players"
+        );
+        assert!(
+            compact.to_string().len() < pack_frames(data.clone()).to_string().len(),
+            "{n} players: smaller than the frames packed"
+        );
+        assert_eq!(unpack_index_data(compact.clone()), data, "{n} players");
+        // A compact form whose moves do not re-play is not turned into anything else.
+        let mut odd = compact.clone();
+        odd["moves"] = serde_json::json!(format!("{moves}S"));
+        assert_eq!(unpack_index_data(odd.clone()), odd, "{n} players");
+
+        let packed = pack_frames(data.clone());
         assert!(packed.get("frames").is_none() && packed.get("columns").is_some());
         assert!(
             packed.to_string().len() < data.to_string().len(),
@@ -386,11 +412,18 @@ fn packed_viewer_data_unpacks_to_the_same_frames() {
             serde_json::json!(["death_turn", "kill_share"])
         );
         assert_eq!(unpack_index_data(packed), data, "{n} players");
-        // A landing that is not what the page would derive is kept as it is.
+        // Frames the moves do not explain keep the packed-frames form; so does an error.
         let mut odd = data.clone();
         odd["frames"][0]["landed"][0] = serde_json::json!([99, 99]);
         let packed = pack_for_index(odd.clone());
+        assert!(packed.get("sim").is_none() && packed.get("columns").is_some());
         assert!(packed.get("derived").is_none(), "{n} players");
         assert_eq!(unpack_index_data(packed), odd, "{n} players");
+        let mut failed = data.clone();
+        failed["error"] =
+            serde_json::json!("turn 9: player 0 is alive but has neither an action nor a fault");
+        let packed = pack_for_index(failed.clone());
+        assert!(packed.get("sim").is_none() && packed.get("columns").is_some());
+        assert_eq!(unpack_index_data(packed), failed, "{n} players");
     }
 }

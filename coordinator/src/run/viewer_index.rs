@@ -5,9 +5,10 @@
 //! - `index.js`: the list of matches, one line per match, appended as each result arrives
 //!   ([`append`]), and rewritten from the results log (no replay read) when a run starts, when
 //!   it ends and by `farm report` ([`write_index`]), which also drops a line torn by a crash;
-//! - `NNNNN.js` beside each replay: what the page shows of match N (its viewer data, packed and
-//!   gzipped; the game's [`Viewer`]), written once, from the replay just verified, before its row is
-//!   logged. The page loads it (a `<script>`, which works from disk with no server) only when
+//! - `NNNNN.js` beside each replay: what the page shows of match N (for Bomberman its viewer
+//!   data as the index stores it: as a rule only the moves, which the page re-plays with its
+//!   JavaScript copy of the engine, else the frames packed; gzipped; the game's [`Viewer`]),
+//!   written once, from the replay just verified, before its row is logged. The page loads it (a `<script>`, which works from disk with no server) only when
 //!   the match is opened (`replays/index.html#12` opens match 12).
 //!
 //! What `farm report` trusts: a row of the results log with a result was logged only after its

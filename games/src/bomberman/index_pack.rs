@@ -1,15 +1,30 @@
 //! The viewer data as a tournament's viewer index stores it (`replays/NNNNN.js`, written once a
-//! match): the same document in a form that gzips to about half, and its inverse. Pure functions
-//! over JSON; the index page (`viewer_index.html`) does the inverse in JavaScript, and the browser
-//! test (`coordinator/tests/viewer_pages.rs`) checks that it gives back exactly what `farm view`
-//! embeds.
+//! match), and its inverse. Pure functions over JSON. Two forms: the compact one
+//! (`index_sim`: the moves, from which the page re-plays every frame), used whenever it gives
+//! back exactly the viewer data, and else (an `error`, frames the moves do not explain) the
+//! frames packed column by column ([`pack_frames`]), which gzips to about half. The index page
+//! (`viewer_index.html`, `viewer_sim.js`) reads both, so older folders keep working; the tests
+//! (`games/tests/viewer_sim.rs`, `coordinator/tests/viewer_pages.rs`) check that it gives back
+//! exactly what `farm view` embeds.
 
 use serde_json::{json, Map, Value};
+
+use super::index_sim::{from_sim_form, to_sim_form, SIM};
 
 /// The frame member the page derives from the players and the events when it is left out.
 const LANDED: &str = "landed";
 
-/// The viewer data as the index page stores it: the same document with `frames` (objects with
+/// The viewer data as the index page stores it: the compact form (`index_sim::to_sim_form`,
+/// marked by its `sim` member) when re-playing its moves with this engine gives back exactly
+/// `data`, else [`pack_frames`] of it. [`unpack_index_data`] is the inverse.
+pub fn pack_for_index(data: Value) -> Value {
+    match to_sim_form(&data) {
+        Some(sim) if from_sim_form(&sim).as_ref() == Some(&data) => sim,
+        _ => pack_frames(data),
+    }
+}
+
+/// The viewer data with its frames packed: the same document with `frames` (objects with
 /// the same members) turned into `columns`, one list per member, where
 /// - a member equal to its frame's index in every frame (the turn `t`) is left out and named in
 ///   `sequential`;
@@ -24,7 +39,7 @@ const LANDED: &str = "landed";
 ///
 /// The page turns it back before showing it; [`unpack_index_data`] is the same in Rust (tests).
 /// Data without frames, or with frames of different members, is unchanged.
-pub fn pack_for_index(mut data: Value) -> Value {
+pub fn pack_frames(mut data: Value) -> Value {
     let initial_players = data["initial"]["players"].clone();
     let Some(o) = data.as_object_mut() else {
         return data;
@@ -188,8 +203,12 @@ fn delta_column(col: &[&Value]) -> Vec<Value> {
     out
 }
 
-/// The inverse of [`pack_for_index`], as the index page does it in JavaScript.
+/// The inverse of [`pack_for_index`] (of both forms), as the index page does it in JavaScript.
+/// A compact form that does not re-play is returned as it is.
 pub fn unpack_index_data(mut data: Value) -> Value {
+    if data.get(SIM).is_some() {
+        return from_sim_form(&data).unwrap_or(data);
+    }
     let initial_players = data["initial"]["players"].clone();
     let Some(o) = data.as_object_mut() else {
         return data;

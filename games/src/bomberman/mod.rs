@@ -19,6 +19,7 @@ pub mod rng;
 pub mod scaled_clock;
 pub mod text;
 mod index_pack;
+mod index_sim;
 pub mod viewer;
 
 pub use accept::{accept, Record};

@@ -6,10 +6,12 @@
 //! every folder, so it never has to be rewritten as results arrive. It lists the matches of the
 //! list file beside it ([`INDEX_LIST_NAME`], one [`index_list_line`] appended per match), and
 //! opening a match (a click, or the address `replays/index.html#12` for match 12, leading zeros
-//! allowed) loads that match's data file `NNNNN.js` ([`match_script`]: its viewer data packed
-//! ([`pack_for_index`]) and gzipped, written once when its result arrived), decompresses it with
-//! the browser's `DecompressionStream("gzip")` and shows it in an iframe running this same
-//! viewer page; `#` alone (or the "all matches" button) goes back to the list. Both files are
+//! allowed) loads that match's data file `NNNNN.js` ([`match_script`]: its viewer data as the
+//! index stores it ([`pack_for_index`]: as a rule only the moves, which the page re-plays with
+//! its JavaScript copy of the engine, `viewer_sim.js`; else the frames, packed) and gzipped,
+//! written once when its result arrived), decompresses it with the browser's
+//! `DecompressionStream("gzip")`, rebuilds the frames and shows them in an iframe running this
+//! same viewer page; `#` alone (or the "all matches" button) goes back to the list. Both files are
 //! loaded with `<script>` elements: a page opened from disk (file://) may do that with no server
 //! and no network, where `fetch` of a sibling file is refused (Chromium). Other pages (a
 //! tournament report) link to a match as `replays/index.html#N`.
@@ -63,17 +65,27 @@ pub fn viewer_json(data: &serde_json::Value) -> String {
     script_safe_json(data)
 }
 
-pub use super::index_pack::{pack_for_index, unpack_index_data};
+pub use super::index_pack::{pack_for_index, pack_frames, unpack_index_data};
 
+
+/// The index page's Bomberman engine in JavaScript, which re-plays a data file in the compact
+/// form (`index_sim`) into its frames.
+const SIM_SCRIPT: &str = include_str!("viewer_sim.js");
+
+/// The marker of the index template where [`SIM_SCRIPT`] goes (inside a `<script>` element).
+const INDEX_SIM: &str = "__MATCHFARM_VIEWER_SIM__";
 
 /// Renders a tournament's viewer index page. It is the same for every folder: it loads the list
 /// of matches from [`INDEX_LIST_NAME`] beside it, and a match's data file ([`match_script`],
 /// `NNNNN.js`) when that match is opened, each with a `<script>` element, which a page opened
-/// from disk may do (it may not `fetch` its sibling files).
+/// from disk may do (it may not `fetch` its sibling files). It carries the engine in
+/// JavaScript (`viewer_sim.js`) that turns a data file in the compact form back into frames.
 pub fn render_index() -> String {
     let viewer = script_safe_json(&serde_json::Value::String(TEMPLATE.to_string()));
-    // The template is compiled in and has the marker once; a test guards it.
-    INDEX_TEMPLATE.replacen(INDEX_VIEWER, &viewer, 1)
+    // The template is compiled in and has each marker once; a test guards it.
+    INDEX_TEMPLATE
+        .replacen(INDEX_VIEWER, &viewer, 1)
+        .replacen(INDEX_SIM, SIM_SCRIPT, 1)
 }
 
 /// A match's data file for the index page: a call of [`MATCH_CALLBACK`] with the match number
@@ -141,6 +153,17 @@ mod tests {
         assert!(INDEX_TEMPLATE.contains(INDEX_LIST_NAME));
         assert!(INDEX_TEMPLATE.contains(LIST_CALLBACK));
         assert!(INDEX_TEMPLATE.contains(MATCH_CALLBACK));
+        assert_eq!(INDEX_TEMPLATE.matches(INDEX_SIM).count(), 1);
+    }
+
+    #[test]
+    fn the_index_engine_is_for_these_rules_and_script_safe() {
+        let rules = format!("const RULES = \"{}\";", crate::bomberman::VERSION);
+        assert!(SIM_SCRIPT.contains(&rules), "viewer_sim.js names {rules}");
+        assert!(!SIM_SCRIPT.to_ascii_lowercase().contains("</script"));
+        assert!(!SIM_SCRIPT.contains("<!--"));
+        let page = render_index();
+        assert!(page.contains(SIM_SCRIPT) && !page.contains(INDEX_SIM));
     }
 
     #[test]
