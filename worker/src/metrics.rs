@@ -6,11 +6,9 @@
 
 use std::sync::OnceLock;
 
-use games::bomberman::replay::turn_timing::turn_entries;
 use prometheus::{
     Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
 };
-use serde_json::Value;
 use shared::{Fault, FaultKind};
 
 /// Sandbox modes, each a series of `farm_worker_sandbox_mode` (1 for the one in use).
@@ -188,16 +186,15 @@ impl WorkerMetrics {
     }
 
     /// What a played match of `game` with `players` seats says about its bots: faults by kind
-    /// and bot (`names` and `faults` by seat), per-turn wall times (from the `timing` the worker
-    /// recorded in the result: per bot, `per_turn` turns with `wall_us`, read by
-    /// [`turn_entries`]).
+    /// and bot (`names` and `faults` by seat), and the wall time of each bot-turn in µs, as the
+    /// game's own job module reads them from the timing its replay recorded.
     pub fn bots(
         &self,
         game: &str,
         players: usize,
         names: &[String],
         faults: &[Vec<Fault>],
-        timing: Option<&Value>,
+        turn_wall_us: impl IntoIterator<Item = u64>,
     ) {
         for (name, faults) in names.iter().zip(faults) {
             for kind in FaultKind::ALL {
@@ -212,15 +209,8 @@ impl WorkerMetrics {
         let turns = self
             .turn_seconds
             .with_label_values(&[game, &players.to_string()]);
-        let Some(timing) = timing.and_then(|t| t.as_object()) else {
-            return;
-        };
-        for bot in timing.values() {
-            for t in turn_entries(bot) {
-                if let Some(us) = t.get("wall_us").and_then(|w| w.as_u64()) {
-                    turns.observe(us as f64 / 1e6);
-                }
-            }
+        for us in turn_wall_us {
+            turns.observe(us as f64 / 1e6);
         }
     }
 

@@ -100,7 +100,18 @@ pub(super) fn play(
         r.players,
         &r.names,
         &r.faults,
-        r.timing.as_ref(),
+        turn_walls(r.timing.as_ref()),
     );
     Ok(json)
+}
+
+/// The wall time (µs) of every bot-turn in a replay's timing (per bot, its `per_turn` in either
+/// form, [`bm::replay::turn_timing`]), for the per-turn latency metric.
+fn turn_walls(timing: Option<&serde_json::Value>) -> Vec<u64> {
+    let bots = timing.and_then(serde_json::Value::as_object);
+    bots.into_iter()
+        .flat_map(|b| b.values())
+        .flat_map(bm::replay::turn_timing::turn_entries)
+        .filter_map(|t| t.get("wall_us").and_then(serde_json::Value::as_u64))
+        .collect()
 }
