@@ -18,36 +18,14 @@ use games::bomberman::{generate_map, parse_map, Action, Game, Move, Params};
 use serde_json::{json, Value};
 use shared::{Fault, FaultKind};
 
+#[path = "../../tests/browser/prerequisite.rs"]
+mod browser_prerequisite;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("games/ has a parent")
         .to_path_buf()
-}
-
-/// True when node ≥ 20 is here; otherwise the test is skipped with the reason printed, or fails
-/// when FARM_REQUIRE_BROWSER=1.
-fn node_ready() -> bool {
-    let why = match Command::new("node").arg("--version").output() {
-        Ok(out) if out.status.success() => {
-            let v = String::from_utf8_lossy(&out.stdout);
-            let major: u32 = v
-                .trim()
-                .trim_start_matches('v')
-                .split('.')
-                .next()
-                .and_then(|m| m.parse().ok())
-                .unwrap_or(0);
-            (major < 20).then(|| format!("node {} is older than 20", v.trim()))
-        }
-        _ => Some("node not found".to_string()),
-    };
-    let Some(why) = why else { return true };
-    if std::env::var("FARM_REQUIRE_BROWSER").as_deref() == Ok("1") {
-        panic!("node test required (FARM_REQUIRE_BROWSER=1) but {why}");
-    }
-    eprintln!("SKIPPED viewer sim test: {why}");
-    false
 }
 
 /// xorshift64*, for the scripted players.
@@ -93,14 +71,7 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
     } = style;
     let params = Params::for_players(n).expect("2..=10 players");
     let map = generate_map(seed, n).expect("a map");
-    let meta = MatchMeta {
-        seed,
-        names: (0..n).map(|p| format!("bot{p}")).collect(),
-        hashes: (0..n)
-            .map(|p| (format!("bot_{p}"), format!("{:064x}", p + 1)))
-            .collect::<BTreeMap<_, _>>(),
-        map_source: MapSource::Generated,
-    };
+    let meta = meta(seed, n, MapSource::Generated);
     let mut game = Game::new(params, &map).expect("a game");
     let mut rec = Recorder::new(meta, params, &map);
     let mut s = Script(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (n as u64) << 40 | 1);
@@ -142,20 +113,25 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
     viewer_data(&replay)
 }
 
+/// The meta of a test game of `n` players named bot0… with made-up program hashes.
+fn meta(seed: u64, n: usize, map_source: MapSource) -> MatchMeta {
+    MatchMeta {
+        seed,
+        names: (0..n).map(|p| format!("bot{p}")).collect(),
+        hashes: (0..n)
+            .map(|p| (format!("bot_{p}"), format!("{:064x}", p + 1)))
+            .collect::<BTreeMap<_, _>>(),
+        map_source,
+    }
+}
+
 /// A game on a hand-made map where the players play `script` (turn by turn, one compact action
 /// per player, e.g. "S1 S1 S0") and then stay. Returns the verified replay's viewer data.
 fn play_script(map_text: &str, script: &[&str]) -> Value {
     let map = parse_map(map_text).expect("a map");
     let params = Params::for_map(&map).expect("params");
     let n = params.players;
-    let meta = MatchMeta {
-        seed: 1,
-        names: (0..n).map(|p| format!("bot{p}")).collect(),
-        hashes: (0..n)
-            .map(|p| (format!("bot_{p}"), format!("{:064x}", p + 1)))
-            .collect::<BTreeMap<_, _>>(),
-        map_source: MapSource::File,
-    };
+    let meta = meta(1, n, MapSource::File);
     let mut game = Game::new(params, &map).expect("a game");
     let mut rec = Recorder::new(meta, params, &map);
     while !game.is_over() {
@@ -234,7 +210,7 @@ impl Coverage {
 
 #[test]
 fn the_pages_engine_replays_random_games_as_rust_does() {
-    if !node_ready() {
+    if !browser_prerequisite::node_ready("viewer sim test") {
         return;
     }
     // Wild bombers, careful ones, pacifists who meet the shrinking wall, bots that fault now
