@@ -14,7 +14,7 @@ use std::process::Command;
 
 use games::bomberman::replay::{verify, viewer_data, MapSource, MatchMeta, Recorder, TurnInput};
 use games::bomberman::viewer::{pack_for_index, unpack_index_data};
-use games::bomberman::{generate_map, parse_map, Action, Game, Move, Params};
+use games::bomberman::{generate_map, parse_map, Action, Game, Map, Move, Params};
 use serde_json::{json, Value};
 use shared::{Fault, FaultKind};
 
@@ -72,12 +72,10 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
     let params = Params::for_players(n).expect("2..=10 players");
     let map = generate_map(seed, n).expect("a map");
     let meta = meta(seed, n, MapSource::Generated);
-    let mut game = Game::new(params, &map).expect("a game");
-    let mut rec = Recorder::new(meta, params, &map);
     let mut s = Script(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (n as u64) << 40 | 1);
-    while !game.is_over() {
+    record_and_view(meta, params, &map, |game| {
         let t = game.turn();
-        let inputs: Vec<TurnInput> = (0..n)
+        (0..n)
             .map(|_| {
                 let mv = if s.pick(stay_one_in) == 0 {
                     Move::Stay
@@ -103,7 +101,24 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
                     TurnInput::Act(Action { mv, bomb })
                 }
             })
-            .collect();
+            .collect()
+    })
+}
+
+/// Plays a game to its end with the inputs `inputs_for` gives each turn, records it, and returns
+/// the verified replay's viewer data.
+fn record_and_view(
+    meta: MatchMeta,
+    params: Params,
+    map: &Map,
+    mut inputs_for: impl FnMut(&Game) -> Vec<TurnInput>,
+) -> Value {
+    let n = params.players;
+    let mut game = Game::new(params, map).expect("a game");
+    let mut rec = Recorder::new(meta, params, map);
+    while !game.is_over() {
+        let t = game.turn();
+        let inputs = inputs_for(&game);
         let engine: Vec<_> = inputs.iter().map(TurnInput::to_input).collect();
         game.step(&engine);
         rec.record(t, &inputs, game.digest());
@@ -132,26 +147,18 @@ fn play_script(map_text: &str, script: &[&str]) -> Value {
     let params = Params::for_map(&map).expect("params");
     let n = params.players;
     let meta = meta(1, n, MapSource::File);
-    let mut game = Game::new(params, &map).expect("a game");
-    let mut rec = Recorder::new(meta, params, &map);
-    while !game.is_over() {
+    record_and_view(meta, params, &map, |game| {
         let t = game.turn();
         let words: Vec<&str> = script
             .get(t as usize)
             .map_or(vec!["S0"; n], |w| w.split(' ').collect());
-        let inputs: Vec<TurnInput> = (0..n)
+        (0..n)
             .map(|p| match game.is_alive(p) {
                 true => TurnInput::Act(Action::from_compact(words[p]).expect("an action")),
                 false => TurnInput::NotAsked,
             })
-            .collect();
-        let engine: Vec<_> = inputs.iter().map(TurnInput::to_input).collect();
-        game.step(&engine);
-        rec.record(t, &inputs, game.digest());
-    }
-    let replay = rec.finish(&game, vec![String::new(); n], None);
-    let replay = verify(&replay.to_json()).expect("the recorded replay verifies");
-    viewer_data(&replay)
+            .collect()
+    })
 }
 
 /// Games random players hardly play: two players' bombs going off together on a third (a
