@@ -23,6 +23,7 @@ pub mod proboj;
 pub mod replay_file;
 pub mod roster;
 pub mod run;
+pub mod sink;
 pub mod sprt;
 pub mod transport;
 pub mod workspace;

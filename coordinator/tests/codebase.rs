@@ -423,10 +423,11 @@ fn clap_is_used_only_by_the_command_layer() {
 }
 
 /// The tournament engine is game-blind: outside `run::game` (one module per game and the
-/// registry), nothing of the engine (`run`, `dispatch`, `transport`, `metrics`, and the commands
-/// `farm run`, `farm sprt`, `farm report`) names a game: no `GameJob::`/`Accepted::` variant, no
-/// game's module of the `games` crate or of `run::game`. A new game is added in
-/// its own module and the registry, and the engine gives it everything (docs/adding-a-game.md).
+/// registry), nothing of the engine (`run`, `dispatch`, the engine loop `sink`, `transport`,
+/// `metrics`, and the commands `farm run`, `farm sprt`, `farm report`) names a game: no
+/// `GameJob::`/`Accepted::` variant, no game's module of the `games` crate or of `run::game`. A
+/// new game is added in its own module and the registry, and the engine gives it everything
+/// (docs/adding-a-game.md).
 #[test]
 fn the_tournament_engine_names_no_game() {
     let src = repo().join("coordinator/src");
@@ -436,6 +437,7 @@ fn the_tournament_engine_names_no_game() {
     }
     for f in [
         "dispatch.rs",
+        "sink.rs",
         "metrics.rs",
         "cmd/run.rs",
         "cmd/sprt.rs",

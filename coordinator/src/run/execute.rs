@@ -20,7 +20,8 @@ use super::outputs::Live;
 use super::prepare::Plan;
 use super::shell::Shell;
 use super::stop::StopRule;
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Arrival, Dispatcher};
+use crate::sink::Sink;
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
 
@@ -67,8 +68,9 @@ pub async fn embedded(
 /// The transport-independent loop. With a stop rule, every row checkpointed in schedule order
 /// (resumed rows first) is shown to it; when it says stop, nothing more is published, the jobs
 /// still in flight are cancelled (their reports acknowledged and dropped), and the outputs are
-/// those of the run cut after that row. The decisions are [`Flow`]'s; this loop does what it
-/// says with the transport, and [`Shell`] with the log, the views and the metrics.
+/// those of the run cut after that row. The decisions are [`Flow`]'s; the engine loop
+/// ([`crate::sink::pump`]) does what it says with the transport, and [`Shell`] with the log,
+/// the views and the metrics.
 pub async fn drive<T: Transport>(
     plan: Plan,
     engine: &Engine,
@@ -89,47 +91,79 @@ pub async fn drive<T: Transport>(
     let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
     let mut live = Live::new(names.clone(), plan.sizes.clone(), plan.anchor.clone())
         .scored_as(plan.game.scoring());
-    let (mut flow, log) = resume(&plan, engine, &mut live, &mut stop)?;
-    let describe = transport.describe();
-    let flights = Dispatcher::new(transport, &plan.tournament, plan.workers * 2);
+    let (flow, log) = resume(&plan, engine, &mut live, &mut stop)?;
+    let mut flights = Dispatcher::new(transport, &plan.tournament, plan.workers * 2);
     let plan = &plan;
-    let mut shell = Shell::start(plan, engine, flights, log, live, &flow, &describe).await?;
+    let mut shell = Shell::start(plan, engine, &mut flights, log, live, &flow).await?;
     if let Some(s) = stop.as_ref().and_then(|r| r.status()) {
         shell.progress.set_status(s);
     }
-    loop {
-        if let Some(line) = flow.announcement(shell.flights.in_flight()) {
+    let mut run = RunSink {
+        plan,
+        engine,
+        programs,
+        shell,
+        flow,
+        stop,
+    };
+    crate::sink::pump(&mut flights, &mut run).await?;
+    let RunSink {
+        shell, flow, stop, ..
+    } = run;
+    super::finish::finish(plan, shell, flights, flow, started, stop.is_some()).await
+}
+
+/// A tournament as the engine loop's sink: matches published in the flow's order, each batch
+/// of reports taken through the shell (verified, logged, checkpointed in schedule order, shown
+/// to the stop rule).
+struct RunSink<'p, 'r> {
+    plan: &'p Plan,
+    engine: &'p Engine,
+    programs: Vec<ProgramRef>,
+    shell: Shell<'p>,
+    flow: Flow,
+    stop: Option<&'r mut dyn StopRule>,
+}
+
+impl<T: Transport> Sink<T> for RunSink<'_, '_> {
+    async fn publish(&mut self, flights: &mut Dispatcher<T>) -> Result<()> {
+        if let Some(line) = self.flow.announcement(flights.in_flight()) {
             tracing::info!("{line}");
-            shell.progress.println(&line);
+            self.shell.progress.println(&line);
         }
-        while shell.flights.has_room() {
-            let Some(n) = flow.next_match() else { break };
-            shell
-                .flights
-                .publish(job(plan, engine, &programs, n)?)
+        while flights.has_room() {
+            let Some(n) = self.flow.next_match() else {
+                break;
+            };
+            flights
+                .publish(job(self.plan, self.engine, &self.programs, n)?)
                 .await?;
-            shell.metrics.dispatched.inc();
+            self.shell.metrics.dispatched.inc();
         }
-        shell
+        self.shell
             .metrics
-            .window(shell.flights.in_flight(), flow.waiting());
-        if shell.flights.in_flight() == 0 {
-            break;
+            .window(flights.in_flight(), self.flow.waiting());
+        if flights.in_flight() > 0 {
+            self.shell.released(flights).await;
         }
-        shell.released().await;
-        let Some(batch) = shell.flights.next_batch().await? else {
-            match flow.idle(shell.flights.in_flight()) {
-                Idle::CancelAndEnd => {
-                    flow.cancel(shell.flights.cancel());
-                    break;
-                }
-                Idle::Stranded(why) => anyhow::bail!(why),
-            }
-        };
-        shell.batch(batch, &mut flow, &mut stop).await?;
+        Ok(())
     }
-    let with_rule = stop.is_some();
-    super::finish::finish(plan, shell, flow, started, with_rule).await
+
+    async fn take(&mut self, batch: Vec<Arrival>, flights: &mut Dispatcher<T>) -> Result<()> {
+        self.shell
+            .batch(batch, flights, &mut self.flow, &mut self.stop)
+            .await
+    }
+
+    fn stranded(&mut self, flights: &mut Dispatcher<T>) -> Result<()> {
+        match self.flow.idle(flights.in_flight()) {
+            Idle::CancelAndEnd => {
+                self.flow.cancel(flights.cancel());
+                Ok(())
+            }
+            Idle::Stranded(why) => anyhow::bail!(why),
+        }
+    }
 }
 
 /// The state a run starts from: the resumed rows rated and shown to the stop rule, the matches

@@ -14,19 +14,20 @@ use super::outputs::StopNote;
 use super::prepare::Plan;
 use super::shell::Shell;
 use super::stop::{Stopped, STOPPED_NAME};
+use crate::dispatch::Dispatcher;
 use crate::transport::Transport;
 
-/// Close the run `shell` played for `plan`, as `flow` ended it (`with_rule`: a stop rule ran,
-/// so failed matches stay failed on a resume).
+/// Close the run `shell` played for `plan` over `flights`, as `flow` ended it (`with_rule`: a
+/// stop rule ran, so failed matches stay failed on a resume).
 pub async fn finish<T: Transport>(
     plan: &Plan,
-    shell: Shell<'_, T>,
+    shell: Shell<'_>,
+    flights: Dispatcher<T>,
     flow: Flow,
     started: Instant,
     with_rule: bool,
 ) -> Result<Finished> {
     let Shell {
-        flights,
         log,
         mut live,
         progress,

@@ -1,7 +1,7 @@
 //! The run engine's decisions as a pure state machine: which match to publish next, what to do
 //! with each report (drop a duplicate, cancel it after a stop, refuse it, retry it, log it), when
 //! a stop rule cuts the run, and how the run ended. Events in, actions out: the I/O loop
-//! (`super::execute::drive`) feeds it what happened (a report arrived, a row was checkpointed,
+//! (`super::execute::drive`, the tournament's sink on `crate::sink::pump`) feeds it what happened (a report arrived, a row was checkpointed,
 //! the transport went idle) and does what it answers, so every decision here is testable without
 //! a transport, a folder or a clock.
 
@@ -9,9 +9,7 @@ use std::collections::VecDeque;
 
 use super::checkpoint::Row;
 use super::stop::{StopRule, Stopped};
-
-/// How often an infrastructure failure of one match is retried before it is reported failed.
-pub const RETRIES: u32 = 2;
+use crate::sink::retry_attempt;
 
 /// The state of a run between its events.
 #[derive(Debug)]
@@ -150,13 +148,10 @@ impl Flow {
         verified: Result<Row, String>,
         tries: u32,
     ) -> Settled {
-        match verified {
-            Ok(row) => Settled::Log(row),
-            Err(why) if tries < RETRIES => Settled::Retry {
-                why,
-                attempt: tries + 1,
-            },
-            Err(why) => {
+        match (verified, retry_attempt(tries)) {
+            (Ok(row), _) => Settled::Log(row),
+            (Err(why), Some(attempt)) => Settled::Retry { why, attempt },
+            (Err(why), None) => {
                 self.failures += 1;
                 Settled::Log(Row {
                     number: n,
@@ -220,6 +215,7 @@ impl Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sink::RETRIES;
 
     fn row(n: u64) -> Row {
         Row {

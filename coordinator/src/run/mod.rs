@@ -5,9 +5,9 @@
 //! With `--until-settled` the run stops after the first whole unit (one map with all its seat
 //! rotations) at which the Bradley–Terry ranking is settled (see [`stop`]).
 //!
-//! The engine ([`execute::drive`], [`dispatch`]) takes a [`prepare::Plan`] and an
-//! [`engine::Engine`]: plain settings the commands (`cmd::run`, `cmd::sprt`) fill from their
-//! flags; no clap type reaches it.
+//! The engine ([`execute::drive`] on the engine loop [`crate::sink::pump`], [`dispatch`]) takes
+//! a [`prepare::Plan`] and an [`engine::Engine`]: plain settings the commands (`cmd::run`,
+//! `cmd::sprt`) fill from their flags; no clap type reaches it.
 
 pub mod checkpoint;
 pub mod cluster;

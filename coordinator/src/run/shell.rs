@@ -1,9 +1,9 @@
 //! The effectful side of a running tournament, around the pure [`super::flow::Flow`]: the
-//! dispatcher, the results log, the live views (ratings, 汇总.md, report.html), the quarantine
-//! guard, the played-by record, progress and metrics. [`Shell::batch`] takes one batch of
-//! reports through the flow's decisions: each is admitted (or dropped, cancelled, refused),
-//! verified and saved through the game, logged, and checkpointed in schedule order; then the
-//! log is synced, the reports acknowledged and the views refreshed when due.
+//! results log, the live views (ratings, 汇总.md, report.html), the quarantine guard, the
+//! played-by record, progress and metrics. [`Shell::batch`] takes one batch of reports through
+//! the flow's decisions: each is admitted (or dropped, cancelled, refused), verified and saved
+//! through the game, logged, and checkpointed in schedule order; then the log is synced, the
+//! reports acknowledged and the views refreshed when due.
 
 use std::time::Instant;
 
@@ -21,10 +21,10 @@ use super::stop::StopRule;
 use crate::dispatch::{Arrival, Dispatcher};
 use crate::transport::Transport;
 
-/// Everything a run touches while it plays.
-pub struct Shell<'a, T: Transport> {
+/// Everything a run touches while it plays, besides the dispatcher (the engine loop's, handed
+/// to each call).
+pub struct Shell<'a> {
     pub plan: &'a Plan,
-    pub flights: Dispatcher<T>,
     pub log: Log,
     pub live: Live,
     pub guard: Guard,
@@ -36,18 +36,18 @@ pub struct Shell<'a, T: Transport> {
     since_report: u64,
 }
 
-impl<'a, T: Transport> Shell<'a, T> {
+impl<'a> Shell<'a> {
     /// Open the run's guard (its quarantined workers told to the dispatcher), progress and
     /// metrics, with `flow`'s matches still to play.
-    pub async fn start(
+    pub async fn start<T: Transport>(
         plan: &'a Plan,
         engine: &Engine,
-        mut flights: Dispatcher<T>,
+        flights: &mut Dispatcher<T>,
         log: Log,
         live: Live,
         flow: &Flow,
-        describe: &str,
-    ) -> Result<Shell<'a, T>> {
+    ) -> Result<Shell<'a>> {
+        let describe = flights.describe();
         let guard = Guard::open(&plan.output);
         for e in guard.quarantined() {
             flights.quarantine(&e.worker, &e.to_string()).await?;
@@ -55,10 +55,9 @@ impl<'a, T: Transport> Shell<'a, T> {
         let done = plan.done.len() as u64;
         let metrics = crate::metrics::global();
         let names: Vec<String> = plan.entries.iter().map(|e| e.name.clone()).collect();
-        metrics.start(&plan.tournament, describe, flow.limit(), done, &names);
+        metrics.start(&plan.tournament, &describe, flow.limit(), done, &names);
         Ok(Shell {
             plan,
-            flights,
             log,
             live,
             guard,
@@ -74,17 +73,18 @@ impl<'a, T: Transport> Shell<'a, T> {
     }
 
     /// Workers an operator released from quarantine count again.
-    pub async fn released(&mut self) {
-        for worker in self.flights.released().await {
+    pub async fn released<T: Transport>(&mut self, flights: &mut Dispatcher<T>) {
+        for worker in flights.released().await {
             self.guard.release(&worker);
         }
     }
 
     /// One batch of reports, then the log synced, the reports acknowledged and the views
     /// refreshed when due.
-    pub async fn batch(
+    pub async fn batch<T: Transport>(
         &mut self,
         batch: Vec<Arrival>,
+        flights: &mut Dispatcher<T>,
         flow: &mut Flow,
         stop: &mut Option<&mut dyn StopRule>,
     ) -> Result<()> {
@@ -92,7 +92,7 @@ impl<'a, T: Transport> Shell<'a, T> {
         let mut completed = Vec::new();
         for arrival in batch {
             acks.push(arrival.tag);
-            if let Some(row) = self.arrival(&arrival, flow).await? {
+            if let Some(row) = self.arrival(&arrival, flights, flow).await? {
                 if row.result.is_some() {
                     completed.push(row.number);
                 }
@@ -103,8 +103,8 @@ impl<'a, T: Transport> Shell<'a, T> {
         self.log.sync()?;
         self.guard.save_counts();
         self.timings.checkpoint_seconds += tick.elapsed().as_secs_f64();
-        self.flights.completed(&completed).await?;
-        self.flights.ack(acks).await?;
+        flights.completed(&completed).await?;
+        flights.ack(acks).await?;
         if self.since_report >= self.plan.report_every
             || self.log.written() == flow.limit()
             || flow.stopped()
@@ -121,7 +121,12 @@ impl<'a, T: Transport> Shell<'a, T> {
     }
 
     /// One report through the flow's decisions: the row to log, if any.
-    async fn arrival(&mut self, arrival: &Arrival, flow: &mut Flow) -> Result<Option<Row>> {
+    async fn arrival<T: Transport>(
+        &mut self,
+        arrival: &Arrival,
+        flights: &mut Dispatcher<T>,
+        flow: &mut Flow,
+    ) -> Result<Option<Row>> {
         let n = arrival.job.number;
         let worker = arrival.report.worker.as_str();
         let refused = match self.guard.refuses(worker) {
@@ -147,7 +152,7 @@ impl<'a, T: Transport> Shell<'a, T> {
                     &self.plan.output,
                     &played_by::Played::of(&arrival.report, Some(why)),
                 );
-                self.flights.requeue(arrival).await?;
+                flights.requeue(arrival).await?;
                 self.metrics.dispatched.inc();
                 return Ok(None);
             }
@@ -163,13 +168,13 @@ impl<'a, T: Transport> Shell<'a, T> {
         if let Some(e) = self.guard.took(worker, result) {
             self.progress
                 .println(&format!("quarantined worker {}: {e}", e.worker));
-            self.flights.quarantine(&e.worker, &e.to_string()).await?;
+            flights.quarantine(&e.worker, &e.to_string()).await?;
         }
         let size = self.plan.size_of(n)?;
         match flow.settle(n, size, verified, arrival.tries) {
             Settled::Retry { why, attempt } => {
                 tracing::warn!(number = n, attempt, "match failed, retrying: {why}");
-                self.flights.retry(arrival).await?;
+                flights.retry(arrival).await?;
                 self.metrics.dispatched.inc();
                 self.metrics.retried.inc();
                 Ok(None)
