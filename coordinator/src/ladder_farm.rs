@@ -1,9 +1,10 @@
 //! The farm behind `farm ladder serve`: the coordinator's end of the ladder's [`Farm`] handle.
 //! Every game the ladder asks for (smoke test or challenge) becomes a farm job through the one
-//! [`Dispatcher`], on embedded workers in this process or on `farm worker`s behind RabbitMQ
-//! (the contenders' code handed over through Redis, once per hash); each report is held to its
-//! job by the game boundary (`games::accept`) before its record answers the request. The
-//! ladder crate knows nothing of this: it only sees [`GameRequests`] answered.
+//! engine loop ([`crate::sink::pump`]), on embedded workers in this process or on `farm
+//! worker`s behind RabbitMQ (the contenders' code handed over through Redis, once per hash);
+//! each report is held to its job by the game boundary (`games::accept`) before its record
+//! answers the request, and a game the host failed is played again first. The ladder crate
+//! knows nothing of this: it only sees [`GameRequests`] answered.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use shared::msg::{GameJob, Job, ProgramRef, QianwangJob, SeatSpec};
 use tokio::sync::oneshot;
 
 use crate::dispatch::{Arrival, Dispatcher};
+use crate::sink::{retry_attempt, Outside, Sink};
 use crate::transport::embedded::Embedded;
 use crate::transport::rabbitmq::{ClusterSpec, RabbitMq};
 use crate::transport::Transport;
@@ -207,87 +209,141 @@ async fn upload(
 }
 
 /// Keeps at most `window` jobs in flight (so publishing never blocks the report side) through
-/// the one dispatcher, and routes each report to its waiter by job number once the game
-/// boundary has held it to its job. Numbers start at this process's start time in
-/// microseconds, so a stale report of an earlier process never matches a waiting job. Ends when
-/// `stop` fires (or its sender is gone), or when the handles are gone and nothing waits.
+/// the engine loop, and routes each report to its waiter by job number once the game boundary
+/// has held it to its job; a report the host failed is played again first, as in a tournament.
+/// Numbers start at this process's start time in microseconds, so a stale report of an earlier
+/// process never matches a waiting job. Ends when `stop` fires (or its sender is gone), or when
+/// the handles are gone and nothing waits.
 async fn dispatch<T: Transport>(
     transport: T,
-    mut rx: GameRequests,
-    mut stop: oneshot::Receiver<()>,
+    rx: GameRequests,
+    stop: oneshot::Receiver<()>,
     window: usize,
     tournament: String,
     uploads: Option<(Store, Arc<CodeFolder>)>,
 ) {
-    let mut number = (ladder::db::now_ms().max(0) as u64) * 1000;
-    let mut uploaded = HashSet::new();
     let mut flights = Dispatcher::new(transport, &tournament, window);
-    let mut waiting: HashMap<u64, Reply> = HashMap::new();
-    let mut backlog: VecDeque<GameRequest> = VecDeque::new();
-    let mut open = true;
-    loop {
+    let mut sink = Requests {
+        rx,
+        stop,
+        open: true,
+        number: (ladder::db::now_ms().max(0) as u64) * 1000,
+        tournament,
+        uploads,
+        uploaded: HashSet::new(),
+        waiting: HashMap::new(),
+        backlog: VecDeque::new(),
+    };
+    if let Err(e) = crate::sink::pump(&mut flights, &mut sink).await {
+        tracing::error!("the ladder's farm transport stopped: {e:#}");
+    }
+    // Whatever still waits (after an error of the transport) is told the workers are gone.
+    sink.answer_all(|| FarmError::WorkersStopped);
+    if let Err(e) = flights.shutdown().await {
+        tracing::warn!("stopping the ladder's farm transport: {e:#}");
+    }
+}
+
+/// The ladder's games as the engine loop's sink: requests in, each answered by its record.
+struct Requests {
+    rx: GameRequests,
+    stop: oneshot::Receiver<()>,
+    /// False once every handle of the farm is gone.
+    open: bool,
+    number: u64,
+    tournament: String,
+    uploads: Option<(Store, Arc<CodeFolder>)>,
+    uploaded: HashSet<String>,
+    /// Requests whose job is in flight, by job number.
+    waiting: HashMap<u64, Reply>,
+    /// Requests not yet published (the window was full).
+    backlog: VecDeque<GameRequest>,
+}
+
+impl Requests {
+    /// Answer every request still waiting or not yet published.
+    fn answer_all(&mut self, why: impl Fn() -> FarmError) {
+        for (_, w) in self.waiting.drain() {
+            w.send(Err(why()));
+        }
+        for r in self.backlog.drain(..) {
+            r.reply.send(Err(why()));
+        }
+    }
+}
+
+impl<T: Transport> Sink<T> for Requests {
+    async fn publish(&mut self, flights: &mut Dispatcher<T>) -> Result<()> {
         while flights.has_room() {
-            let Some(req) = backlog.pop_front() else {
+            let Some(req) = self.backlog.pop_front() else {
                 break;
             };
-            number += 1;
-            if let Err(e) = upload(&uploads, &mut uploaded, &req).await {
+            self.number += 1;
+            if let Err(e) = upload(&self.uploads, &mut self.uploaded, &req).await {
                 req.reply.send(Err(FarmError::Upload(e.into())));
                 continue;
             }
-            if let Err(e) = flights.publish(job(&tournament, number, &req)).await {
+            if let Err(e) = flights
+                .publish(job(&self.tournament, self.number, &req))
+                .await
+            {
                 req.reply.send(Err(FarmError::Publish(e.into())));
                 continue;
             }
-            waiting.insert(number, req.reply);
+            self.waiting.insert(self.number, req.reply);
         }
-        if !open && waiting.is_empty() && backlog.is_empty() {
-            break;
-        }
+        Ok(())
+    }
+
+    fn exhausted(&self) -> bool {
+        !self.open && self.backlog.is_empty()
+    }
+
+    async fn outside(&mut self) -> Outside {
         tokio::select! {
-            _ = &mut stop => {
-                tracing::info!(waiting = waiting.len(), "the ladder's farm stops");
-                for (_, w) in waiting.drain() {
-                    w.send(Err(FarmError::WorkersStopped));
+            _ = &mut self.stop => Outside::Stop,
+            req = self.rx.recv(), if self.open => {
+                match req {
+                    Some(r) => self.backlog.push_back(r),
+                    None => self.open = false,
                 }
-                for r in backlog.drain(..) {
-                    r.reply.send(Err(FarmError::WorkersStopped));
-                }
-                break;
+                Outside::More
             }
-            req = rx.recv(), if open => match req {
-                Some(r) => backlog.push_back(r),
-                None => open = false,
-            },
-            batch = flights.next_batch(), if flights.in_flight() > 0 => match batch {
-                Ok(Some(batch)) => {
-                    let tags: Vec<u64> = batch.iter().map(|a| a.tag).collect();
-                    for a in batch {
-                        match waiting.remove(&a.job.number) {
-                            Some(w) => {
-                                w.send(decode(&a));
-                            }
-                            None => tracing::warn!(number = a.job.number, "a report no request waits for (dropped)"),
-                        }
-                    }
-                    if let Err(e) = flights.ack(tags).await {
-                        tracing::warn!("acknowledging ladder reports: {e:#}");
-                    }
-                }
-                Ok(None) | Err(_) => {
-                    tracing::error!("the ladder's farm transport stopped");
-                    for (_, w) in waiting.drain() {
-                        w.send(Err(FarmError::WorkersStopped));
-                    }
-                    for r in backlog.drain(..) {
-                        r.reply.send(Err(FarmError::WorkersStopped));
-                    }
-                    break;
-                }
-            },
         }
     }
-    if let Err(e) = flights.shutdown().await {
-        tracing::warn!("stopping the ladder's farm transport: {e:#}");
+
+    async fn take(&mut self, batch: Vec<Arrival>, flights: &mut Dispatcher<T>) -> Result<()> {
+        let mut tags = Vec::with_capacity(batch.len());
+        for a in batch {
+            tags.push(a.tag);
+            let n = a.job.number;
+            let answer = decode(&a);
+            if let (Err(why), Some(attempt)) = (&answer, retry_attempt(a.tries)) {
+                tracing::warn!(number = n, attempt, "ladder game failed, retrying: {why}");
+                match flights.retry(&a).await {
+                    Ok(()) => continue,
+                    Err(e) => tracing::warn!(number = n, "publishing a retry: {e:#}"),
+                }
+            }
+            match self.waiting.remove(&n) {
+                Some(w) => w.send(answer),
+                None => tracing::warn!(number = n, "a report no request waits for (dropped)"),
+            }
+        }
+        if let Err(e) = flights.ack(tags).await {
+            tracing::warn!("acknowledging ladder reports: {e:#}");
+        }
+        Ok(())
+    }
+
+    fn stranded(&mut self, _flights: &mut Dispatcher<T>) -> Result<()> {
+        tracing::error!("the ladder's farm transport stopped");
+        self.answer_all(|| FarmError::WorkersStopped);
+        Ok(())
+    }
+
+    fn stopped(&mut self) {
+        tracing::info!(waiting = self.waiting.len(), "the ladder's farm stops");
+        self.answer_all(|| FarmError::WorkersStopped);
     }
 }

@@ -63,6 +63,8 @@ pub struct Opts {
     /// More `farm ladder serve` arguments and environment (cluster mode).
     pub extra: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Where the server's standard error (its log) goes; inherited when None.
+    pub log: Option<PathBuf>,
 }
 
 impl Default for Opts {
@@ -76,6 +78,7 @@ impl Default for Opts {
             training: repo_root().join("bots/qianwang"),
             extra: Vec::new(),
             env: Vec::new(),
+            log: None,
         }
     }
 }
@@ -163,7 +166,16 @@ impl Ladder {
             .envs(o.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("FARM_CACHE_DIR", self.data.path().join("cache"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(match &o.log {
+                Some(path) => Stdio::from(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .expect("the server's log file opens"),
+                ),
+                None => Stdio::inherit(),
+            });
         let mut child = cmd.spawn().expect("farm ladder serve starts");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
