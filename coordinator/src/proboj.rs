@@ -1,6 +1,7 @@
 //! proboj games as farm jobs, whatever transport plays them: one job per games.json entry, sent
-//! through the one dispatcher, and the sink that writes each game's folder into game_root once
-//! its bundle is held to its game. `farm proboj` uses it on this machine (the embedded transport,
+//! through the engine loop ([`crate::sink::pump`]), and the sink that writes each game's folder
+//! into game_root once its bundle is held to its game (a game the host failed is played again
+//! first). `farm proboj` uses it on this machine (the embedded transport,
 //! games played in place: [`local`]) and with `--broker` (`cluster::proboj` ships the package
 //! first). Outcomes come back in games.json order.
 
@@ -10,14 +11,15 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use games::accept::Accepted;
+use games::accept::{AcceptError, Accepted};
 use shared::msg::{GameJob, Job, JobFailure, ProbojJob};
 use worker::job::{JobRunner, LocalArtifacts, Steering, NOT_STARTED};
 use worker::proboj::remote::{self, Package};
 use worker::proboj::{Config, Game, GameOutcome, RunOptions};
 use worker::CompileCache;
 
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Arrival, Dispatcher};
+use crate::sink::{retry_attempt, Outside, Sink};
 use crate::transport::embedded::Embedded;
 use crate::transport::Transport;
 use broker::Shutdown;
@@ -70,6 +72,7 @@ pub enum OnStop {
 
 /// Send `jobs` through `flights` (as many in flight as its window allows) and write every
 /// game's folder into `config.game_root` as its report arrives; `on_done` sees each game then.
+/// A game the host failed is played again first ([`retry_attempt`]), then written failed.
 /// After `stop`, no more games start. Returns the outcomes in games.json order (a game that was
 /// never started is left out) and stops the transport.
 pub async fn play<T: Transport>(
@@ -81,52 +84,112 @@ pub async fn play<T: Transport>(
     on_stop: OnStop,
     on_done: &(dyn Fn(&GameOutcome) + Sync),
 ) -> Result<Vec<GameOutcome>> {
-    let mut queue = jobs.into_iter();
-    let mut outcomes: Vec<Option<GameOutcome>> = vec![None; games.len()];
-    loop {
-        while flights.has_room() && !stop.is_set() {
-            let Some(job) = queue.next() else { break };
-            flights.publish(job).await?;
-        }
-        if flights.in_flight() == 0 {
-            break;
-        }
-        // next_batch is cancel-safe: a stop while waiting loses no report.
-        let batch = match on_stop {
-            OnStop::Drain => flights.next_batch().await?,
-            OnStop::Leave => tokio::select! {
-                r = flights.next_batch() => r?,
-                _ = stop.wait() => break,
-            },
-        };
-        let batch = batch.context("no worker can answer any more")?;
-        for a in batch {
-            let n = a.job.number;
-            let game = &games[n as usize - 1];
-            let not_started = matches!(&a.report.outcome,
-                Err(JobFailure::Infrastructure(why)) if why == NOT_STARTED);
-            if !not_started {
-                // The game folder is the sink: written once the bundle is held to its game.
-                let outcome = match a.verdict() {
-                    Ok(Accepted::Proboj(b)) => remote::unpack(&b, &config.game_root)
-                        .unwrap_or_else(|e| remote::failed(game, &config.game_root, e.to_string())),
-                    Ok(other) => remote::failed(
-                        game,
-                        &config.game_root,
-                        format!("worker {} sent a {} record", a.report.worker, other.name()),
-                    ),
-                    Err(e) => remote::failed(game, &config.game_root, e.to_string()),
-                };
-                on_done(&outcome);
-                outcomes[n as usize - 1] = Some(outcome);
-            }
-            flights.ack([a.tag]).await?;
-            flights.completed(&[n]).await?;
-        }
-    }
+    let mut sink = Folders {
+        queue: jobs.into_iter(),
+        games,
+        config,
+        stop,
+        on_stop,
+        on_done,
+        outcomes: vec![None; games.len()],
+    };
+    crate::sink::pump(&mut flights, &mut sink).await?;
     // Stopping the transport also removes a cluster tournament's queues and Redis bookkeeping.
     flights.shutdown().await?;
-    Ok(outcomes.into_iter().flatten().collect())
+    Ok(sink.outcomes.into_iter().flatten().collect())
+}
+
+/// proboj's games as the engine loop's sink: the game folders in game_root.
+struct Folders<'a> {
+    queue: std::vec::IntoIter<Job>,
+    games: &'a [Game],
+    config: &'a Config,
+    stop: &'a Shutdown,
+    on_stop: OnStop,
+    on_done: &'a (dyn Fn(&GameOutcome) + Sync),
+    outcomes: Vec<Option<GameOutcome>>,
+}
+
+impl Folders<'_> {
+    /// The game's folder once its bundle is held to its game, or a failed folder saying why.
+    fn outcome(
+        &self,
+        verdict: Result<Accepted, AcceptError>,
+        a: &Arrival,
+        game: &Game,
+    ) -> GameOutcome {
+        let root = &self.config.game_root;
+        match verdict {
+            Ok(Accepted::Proboj(b)) => remote::unpack(&b, root)
+                .unwrap_or_else(|e| remote::failed(game, root, e.to_string())),
+            Ok(other) => remote::failed(
+                game,
+                root,
+                format!("worker {} sent a {} record", a.report.worker, other.name()),
+            ),
+            Err(e) => remote::failed(game, root, e.to_string()),
+        }
+    }
+}
+
+impl<T: Transport> Sink<T> for Folders<'_> {
+    async fn publish(&mut self, flights: &mut Dispatcher<T>) -> Result<()> {
+        while flights.has_room() && !self.stop.is_set() {
+            let Some(job) = self.queue.next() else { break };
+            flights.publish(job).await?;
+        }
+        Ok(())
+    }
+
+    async fn outside(&mut self) -> Outside {
+        match self.on_stop {
+            OnStop::Drain => std::future::pending().await,
+            OnStop::Leave => {
+                self.stop.wait().await;
+                Outside::Stop
+            }
+        }
+    }
+
+    async fn take(&mut self, batch: Vec<Arrival>, flights: &mut Dispatcher<T>) -> Result<()> {
+        for a in batch {
+            let n = a.job.number;
+            let game = usize::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| self.games.get(i).map(|g| (i, g)));
+            let Some((i, game)) = game else {
+                anyhow::bail!("a report of game {n}, which games.json does not have");
+            };
+            let not_started = matches!(&a.report.outcome,
+                Err(JobFailure::Infrastructure(why)) if why == NOT_STARTED);
+            if not_started {
+                // Stopped before it started: no folder, and nothing to play again.
+                flights.completed(&[n]).await?;
+                flights.ack([a.tag]).await?;
+                continue;
+            }
+            let verdict = a.verdict();
+            if let (Err(why), Some(attempt)) = (&verdict, retry_attempt(a.tries)) {
+                if !self.stop.is_set() {
+                    tracing::warn!(game = n, attempt, "game failed, retrying: {why}");
+                    flights.retry(&a).await?;
+                    flights.ack([a.tag]).await?;
+                    continue;
+                }
+            }
+            let outcome = self.outcome(verdict, &a, game);
+            (self.on_done)(&outcome);
+            self.outcomes[i] = Some(outcome);
+            flights.completed(&[n]).await?;
+            flights.ack([a.tag]).await?;
+        }
+        Ok(())
+    }
+
+    fn stranded(&mut self, _flights: &mut Dispatcher<T>) -> Result<()> {
+        anyhow::bail!("no worker can answer any more")
+    }
 }
 
 /// Play `games` on this machine: `concurrency` embedded workers, each game in place (the
