@@ -76,15 +76,11 @@ pub fn stem(path: &Path) -> PathBuf {
 }
 
 /// One match's data file for the viewer index (`replays/NNNNN.js`, see
-/// [`viewer::match_script`]): its viewer data as the index stores it
-/// ([`viewer::pack_for_index`]: the moves for the page to re-play, or the frames packed;
-/// without the result's timing, which the viewer does not show), gzipped.
+/// [`viewer::match_script`]): its viewer data as the index stores it ([`viewer::index_form`]:
+/// the moves for the page to re-play, or the frames packed; without the result's timing, which
+/// the viewer does not show), gzipped.
 pub fn index_data(replay: &Replay, number: u64) -> Result<Vec<u8>> {
-    let mut data = viewer_data(replay);
-    if let Some(r) = data.get_mut("result").and_then(|r| r.as_object_mut()) {
-        r.shift_remove("timing");
-    }
-    let text = viewer::viewer_json(&viewer::pack_for_index(data));
+    let text = viewer::viewer_json(&viewer::index_form(replay));
     let gz = gzip(text.as_bytes())?;
     Ok(viewer::match_script(number, &gz))
 }

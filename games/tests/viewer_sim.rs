@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use games::bomberman::replay::{verify, viewer_data, MapSource, MatchMeta, Recorder, TurnInput};
-use games::bomberman::viewer::{pack_for_index, unpack_index_data};
+use games::bomberman::replay::{
+    verify, viewer_data, MapSource, MatchMeta, Recorder, Replay, TurnInput,
+};
+use games::bomberman::viewer::{index_form, pack_for_index, unpack_index_data};
 use games::bomberman::{generate_map, parse_map, Action, Game, Map, Move, Params};
 use serde_json::{json, Value};
 use shared::{Fault, FaultKind};
@@ -61,8 +63,8 @@ struct Style {
     fault_one_in: u64,
 }
 
-/// A whole game of `n` scripted players. Returns the verified replay's viewer data.
-fn play(n: usize, seed: u64, style: Style) -> Value {
+/// A whole game of `n` scripted players. Returns the verified replay.
+fn play(n: usize, seed: u64, style: Style) -> Replay {
     let Style {
         bomb_one_in,
         bombs_before_shrink,
@@ -73,7 +75,7 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
     let map = generate_map(seed, n).expect("a map");
     let meta = meta(seed, n, MapSource::Generated);
     let mut s = Script(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (n as u64) << 40 | 1);
-    record_and_view(meta, params, &map, |game| {
+    record(meta, params, &map, |game| {
         let t = game.turn();
         (0..n)
             .map(|_| {
@@ -106,13 +108,13 @@ fn play(n: usize, seed: u64, style: Style) -> Value {
 }
 
 /// Plays a game to its end with the inputs `inputs_for` gives each turn, records it, and returns
-/// the verified replay's viewer data.
-fn record_and_view(
+/// the verified replay.
+fn record(
     meta: MatchMeta,
     params: Params,
     map: &Map,
     mut inputs_for: impl FnMut(&Game) -> Vec<TurnInput>,
-) -> Value {
+) -> Replay {
     let n = params.players;
     let mut game = Game::new(params, map).expect("a game");
     let mut rec = Recorder::new(meta, params, map);
@@ -124,8 +126,7 @@ fn record_and_view(
         rec.record(t, &inputs, game.digest());
     }
     let replay = rec.finish(&game, vec![String::new(); n], None);
-    let replay = verify(&replay.to_json()).expect("the recorded replay verifies");
-    viewer_data(&replay)
+    verify(&replay.to_json()).expect("the recorded replay verifies")
 }
 
 /// The meta of a test game of `n` players named bot0… with made-up program hashes.
@@ -141,13 +142,13 @@ fn meta(seed: u64, n: usize, map_source: MapSource) -> MatchMeta {
 }
 
 /// A game on a hand-made map where the players play `script` (turn by turn, one compact action
-/// per player, e.g. "S1 S1 S0") and then stay. Returns the verified replay's viewer data.
-fn play_script(map_text: &str, script: &[&str]) -> Value {
+/// per player, e.g. "S1 S1 S0") and then stay. Returns the verified replay.
+fn play_script(map_text: &str, script: &[&str]) -> Replay {
     let map = parse_map(map_text).expect("a map");
     let params = Params::for_map(&map).expect("params");
     let n = params.players;
     let meta = meta(1, n, MapSource::File);
-    record_and_view(meta, params, &map, |game| {
+    record(meta, params, &map, |game| {
         let t = game.turn();
         let words: Vec<&str> = script
             .get(t as usize)
@@ -164,7 +165,7 @@ fn play_script(map_text: &str, script: &[&str]) -> Value {
 /// Games random players hardly play: two players' bombs going off together on a third (a
 /// kill shared by two), a queue of four stopped by a wall, a swap; then the survivors stay
 /// until the shrinking wall takes them.
-fn scripted_games() -> Vec<(String, Value)> {
+fn scripted_games() -> Vec<(String, Replay)> {
     let open = "#########\n#.......#\n#.......#\n#0..2..1#\n#.......#\n#.......#\n\
                 #.......#\n#.......#\n#########\n";
     let shared = ["S1 S1 S0", "D0 D0 S0", "R0 L0 S0"];
@@ -215,13 +216,10 @@ impl Coverage {
     }
 }
 
-#[test]
-fn the_pages_engine_replays_random_games_as_rust_does() {
-    if !browser_prerequisite::node_ready("viewer sim test") {
-        return;
-    }
-    // Wild bombers, careful ones, pacifists who meet the shrinking wall, bots that fault now
-    // and then, and ones that start bombing just before the first shrink.
+/// The random games the tests play: 2 to 10 players, four seeds each, in every style (wild
+/// bombers, careful ones, pacifists who meet the shrinking wall, bots that fault now and then,
+/// and ones that start bombing just before the first shrink).
+fn random_games() -> Vec<(String, Replay)> {
     let style = |bomb_one_in, bombs_before_shrink, stay_one_in, fault_one_in| Style {
         bomb_one_in,
         bombs_before_shrink,
@@ -235,31 +233,40 @@ fn the_pages_engine_replays_random_games_as_rust_does() {
         style(12, None, 3, 400),
         style(3, Some(6), 2, 0),
     ];
-    let mut cases = Vec::new();
-    let mut cover = Coverage::default();
+    let mut games = Vec::new();
     for n in 2..=10 {
         for seed in 0..4u64 {
             for (i, &style) in styles.iter().enumerate() {
                 let seed = seed * 7 + i as u64 + 100 * n as u64;
-                let data = play(n, seed, style);
-                assert!(data.get("error").is_none(), "{n} players, seed {seed}");
-                cover.add(&data);
-                let packed = pack_for_index(data.clone());
-                assert!(
-                    packed.get("sim").is_some(),
-                    "{n} players, seed {seed}: stored in the compact form"
-                );
-                assert_eq!(
-                    unpack_index_data(packed.clone()),
-                    data,
-                    "{n} players, seed {seed}"
-                );
                 let name = format!("{n} players, seed {seed}, style {i}");
-                cases.push(json!({"name": name, "packed": packed, "expected": data}));
+                games.push((name, play(n, seed, style)));
             }
         }
     }
-    for (name, data) in scripted_games() {
+    games
+}
+
+#[test]
+fn the_pages_engine_replays_random_games_as_rust_does() {
+    if !browser_prerequisite::node_ready("viewer sim test") {
+        return;
+    }
+    let mut cases = Vec::new();
+    let mut cover = Coverage::default();
+    for (name, replay) in random_games() {
+        let data = viewer_data(&replay);
+        assert!(data.get("error").is_none(), "{name}");
+        cover.add(&data);
+        let packed = pack_for_index(data.clone());
+        assert!(
+            packed.get("sim").is_some(),
+            "{name}: stored in the compact form"
+        );
+        assert_eq!(unpack_index_data(packed.clone()), data, "{name}");
+        cases.push(json!({"name": name, "packed": packed, "expected": data}));
+    }
+    for (name, replay) in scripted_games() {
+        let data = viewer_data(&replay);
         cover.add(&data);
         let packed = pack_for_index(data.clone());
         assert!(
@@ -299,4 +306,54 @@ fn the_pages_engine_replays_random_games_as_rust_does() {
     ] {
         assert!(count > 0, "the games have no {what}: {cover:?}");
     }
+}
+
+/// A match's data file is built straight from its replay (`index_form`, no frame built), and
+/// is exactly the document the full round trip gives (`pack_for_index` of the viewer data,
+/// which keeps the compact form only when re-playing it gives the viewer data back): for every
+/// game above, and for replays the compact form cannot hold, where both pack the frames.
+#[test]
+fn the_data_file_is_built_from_the_replay_as_the_full_round_trip_builds_it() {
+    let mut games = random_games();
+    games.extend(scripted_games());
+    let played = games.len();
+    let base = games[0].1.clone();
+    let mut odd = Vec::new();
+    let mut other_rules = base.clone();
+    other_rules.version = "bomberman-0".into();
+    odd.push(("another rules version", other_rules));
+    let mut silent = base.clone();
+    silent.turns[3].actions[0] = None;
+    odd.push(("a living player silent", silent));
+    let mut spelled = base.clone();
+    spelled.turns[2].actions[1] = Some("X1".into());
+    odd.push(("an action that does not parse", spelled));
+    let mut both = base.clone();
+    let turn = both.turns[4].t;
+    both.turns[4]
+        .faults
+        .push(games::bomberman::replay::TurnFault {
+            player: 0,
+            kind: FaultKind::Timeout,
+            turn,
+            detail: "late".into(),
+        });
+    odd.push(("an action and a fault", both));
+    let without_timing = |mut data: Value| {
+        if let Some(r) = data.get_mut("result").and_then(Value::as_object_mut) {
+            r.shift_remove("timing");
+        }
+        data
+    };
+    let mut compact = 0;
+    let all = games
+        .iter()
+        .map(|(name, r)| (name.as_str(), r))
+        .chain(odd.iter().map(|(name, r)| (*name, r)));
+    for (name, replay) in all {
+        let full = pack_for_index(without_timing(viewer_data(replay)));
+        assert_eq!(index_form(replay), full, "{name}");
+        compact += usize::from(full.get("sim").is_some());
+    }
+    assert_eq!(compact, played, "every played game compact, no odd replay");
 }

@@ -7,13 +7,16 @@
 //! [`to_sim_form`] is tried first by `index_pack::pack_for_index`, which keeps it only when
 //! [`from_sim_form`] (the same re-play with this engine) gives back exactly the viewer data;
 //! anything else (an `error`, a frame the moves do not explain) keeps the packed-frames form.
+//! A match's data file is written from [`sim_form_of`], the same document built straight from
+//! the replay without building the frames twice to compare them.
 
 use serde_json::{json, Value};
 use shared::FaultKind;
 
 use super::map::Map;
 use super::params::Params;
-use super::replay::{play_frames, TurnFault, TurnRecord};
+use super::replay::{meta_json, play_frames, played_turns, Replay, TurnFault, TurnRecord};
+use super::Action;
 use super::VERSION;
 
 /// The member that marks the compact form and holds the rule constants the meta lacks.
@@ -50,12 +53,62 @@ pub fn to_sim_form(data: &Value) -> Option<Value> {
             }
         }
     }
-    Some(json!({
+    Some(compact(meta, initial, result, &params, moves, faults))
+}
+
+/// The compact form's document, members in the order the page and the tests expect.
+fn compact(
+    meta: &Value,
+    initial: &Value,
+    result: &Value,
+    rules: &Params,
+    moves: String,
+    faults: Vec<Value>,
+) -> Value {
+    json!({
         "meta": meta, "initial": initial, "result": result,
-        SIM: {"fuse": params.fuse, "range": params.range, "capacity": params.capacity,
-              "flame_turns": params.flame_turns},
+        SIM: {"fuse": rules.fuse, "range": rules.range, "capacity": rules.capacity,
+              "flame_turns": rules.flame_turns},
         "moves": moves, "faults": faults,
-    }))
+    })
+}
+
+/// The compact form of a replay's viewer data (with `result` as its result), built straight
+/// from the replay: what [`to_sim_form`] gives of [`viewer_data`](super::replay::viewer_data)
+/// when [`from_sim_form`] gives that data back, without building a frame (the frames are most of
+/// the cost of writing a match's data file). None where the round trip would not hold: another
+/// rules version, a turn that does not play, or a setup (board, spawns, rule constants) that the
+/// compact form does not rebuild exactly; the caller then packs the frames.
+///
+/// Why it is the same: the frames are a function of the setup and, per turn, of each player's
+/// action as parsed (none for a faulted or silent player) and the turn's faults in order, which
+/// is what `moves` and `faults` keep; the setup is checked by rebuilding it as the page does.
+/// `games::viewer_sim` holds it to the full round trip on every game it plays.
+pub fn sim_form_of(replay: &Replay, result: &Value) -> Option<Value> {
+    if replay.version != VERSION {
+        return None;
+    }
+    let (params, map, initial, turns) = played_turns(replay)?;
+    let n = params.players;
+    let rules = Params::for_players(n).ok()?;
+    let mut moves = String::with_capacity(turns.len() * n);
+    let mut faults = Vec::new();
+    for (i, rec) in turns.iter().enumerate() {
+        for p in 0..n {
+            let faulted = rec.faults.iter().any(|f| f.player == p);
+            let action = rec.actions.get(p)?.as_deref().and_then(Action::from_compact);
+            moves.push(match (faulted, action) {
+                (false, Some(a)) if a.bomb => a.mv.letter().to_ascii_lowercase(),
+                (false, Some(a)) => a.mv.letter(),
+                _ => '.',
+            });
+        }
+        for f in &rec.faults {
+            faults.push(json!([i, f.player, f.kind.as_str(), f.detail]));
+        }
+    }
+    let sim = compact(&meta_json(replay), &initial, result, &rules, moves, faults);
+    (setup_of(&sim)? == (params, map)).then_some(sim)
 }
 
 /// One player's action of a frame as one character of `moves`.
@@ -79,15 +132,27 @@ fn move_char(a: &Value) -> Option<char> {
 /// that ends before its moves do).
 pub fn from_sim_form(sim: &Value) -> Option<Value> {
     let o = sim.as_object()?;
-    let (meta, initial, result) = (o.get("meta")?, o.get("initial")?, o.get("result")?);
+    let (meta, result) = (o.get("meta")?, o.get("result")?);
     if meta.get("version")?.as_str()? != VERSION {
         return None;
     }
-    let rules = o.get(SIM)?;
+    let (params, map) = setup_of(sim)?;
+    let n = params.players;
+    let turns = turn_records(o.get("moves")?.as_str()?, o.get("faults")?, n)?;
+    let (initial, frames, error) = play_frames(params, &map, &turns).ok()?;
+    if error.is_some() || frames.len() != turns.len() {
+        return None;
+    }
+    Some(json!({"meta": meta, "initial": initial, "frames": frames, "result": result}))
+}
+
+/// The rules and the map a compact form re-plays with, rebuilt from its meta, `initial` and
+/// `sim` members as the page does.
+fn setup_of(sim: &Value) -> Option<(Params, Map)> {
+    let (meta, initial, rules) = (sim.get("meta")?, sim.get("initial")?, sim.get(SIM)?);
     let num = |v: &Value, k: &str| -> Option<u32> { u32::try_from(v.get(k)?.as_u64()?).ok() };
-    let n = usize::try_from(meta.get("players")?.as_u64()?).ok()?;
     let params = Params {
-        players: n,
+        players: usize::try_from(meta.get("players")?.as_u64()?).ok()?,
         side: usize::try_from(meta.get("side")?.as_u64()?).ok()?,
         turn_limit: num(meta, "turn_limit")?,
         first_shrink: num(meta, "first_shrink")?,
@@ -104,13 +169,7 @@ pub fn from_sim_form(sim: &Value) -> Option<Value> {
         .iter()
         .map(|p| Some((num(p, "x")? as u16, num(p, "y")? as u16)))
         .collect::<Option<Vec<_>>>()?;
-    let map = Map::from_rows(&rows, &spawns).ok()?;
-    let turns = turn_records(o.get("moves")?.as_str()?, o.get("faults")?, n)?;
-    let (initial, frames, error) = play_frames(params, &map, &turns).ok()?;
-    if error.is_some() || frames.len() != turns.len() {
-        return None;
-    }
-    Some(json!({"meta": meta, "initial": initial, "frames": frames, "result": result}))
+    Some((params, Map::from_rows(&rows, &spawns).ok()?))
 }
 
 /// The turn records `moves` and `faults` stand for (digests are not needed to re-play).

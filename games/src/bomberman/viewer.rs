@@ -65,7 +65,7 @@ pub fn viewer_json(data: &serde_json::Value) -> String {
     script_safe_json(data)
 }
 
-pub use super::index_pack::{pack_for_index, pack_frames, unpack_index_data};
+pub use super::index_pack::{index_form, pack_for_index, pack_frames, unpack_index_data};
 
 
 /// The index page's Bomberman engine in JavaScript, which re-plays a data file in the compact

@@ -25,7 +25,7 @@ pub use inspect::{inspect, InspectError};
 pub use result::{build_result, timing_summary, MatchResult};
 pub use verify::{verify, VerifyError};
 pub use viewer_data::viewer_data;
-pub(crate) use viewer_data::play_frames;
+pub(crate) use viewer_data::{meta_json, play_frames, played_turns};
 
 /// The `format` tag of a replay document.
 pub const REPLAY_FORMAT: &str = "matchfarm-bomberman-replay";

@@ -45,14 +45,24 @@ pub(super) fn flames_json(game: &Game) -> Value {
     Value::Array(out)
 }
 
-/// The viewer's data for a (verified) replay. A replay that cannot be re-simulated gives
-/// `{"error": ...}` with the frames up to the problem.
-pub fn viewer_data(replay: &Replay) -> Value {
-    let meta = json!({
+/// The viewer's `meta` member of a replay.
+pub(crate) fn meta_json(replay: &Replay) -> Value {
+    json!({
         "version": replay.version, "seed": replay.seed, "players": replay.players,
         "names": replay.names, "side": replay.params.side, "turn_limit": replay.params.turn_limit,
         "first_shrink": replay.params.first_shrink, "shrink_interval": replay.params.shrink_interval,
-    });
+    })
+}
+
+/// The viewer's `initial` member: the board and players of a game before its first turn.
+pub(crate) fn initial_json(game: &Game) -> Value {
+    json!({"board": game.board_rows(), "players": players_json(game)})
+}
+
+/// The viewer's data for a (verified) replay. A replay that cannot be re-simulated gives
+/// `{"error": ...}` with the frames up to the problem.
+pub fn viewer_data(replay: &Replay) -> Value {
+    let meta = meta_json(replay);
     let result = replay.result_json();
     let (map, params) = match check_setup(replay) {
         Ok(v) => v,
@@ -79,7 +89,7 @@ pub(crate) fn play_frames(
     turns: &[TurnRecord],
 ) -> Result<(Value, Vec<Value>, Option<String>), GameError> {
     let mut game = Game::new(params, map)?;
-    let initial = json!({"board": game.board_rows(), "players": players_json(&game)});
+    let initial = initial_json(&game);
     let mut frames = Vec::with_capacity(turns.len());
     let mut events = Vec::new();
     for rec in turns {
@@ -98,6 +108,28 @@ pub(crate) fn play_frames(
         frames.push(frame_json(&game, rec, t, &alive_before, &events));
     }
     Ok((initial, frames, None))
+}
+
+/// What [`viewer_data`] is made of when it has no `error`, without its frames: the setup, the
+/// `initial` member and the turns that make a frame each (those played before the game is
+/// over); None where `viewer_data` would give an `error`. It plays the same turns as
+/// [`play_frames`] and builds no frame, for the index's compact form (`index_sim`).
+pub(crate) fn played_turns(replay: &Replay) -> Option<(Params, Map, Value, &[TurnRecord])> {
+    let (map, params) = check_setup(replay).ok()?;
+    let mut game = Game::new(params, &map).ok()?;
+    let initial = initial_json(&game);
+    let mut played = 0;
+    let mut events = Vec::new();
+    for rec in &replay.turns {
+        if game.is_over() {
+            break;
+        }
+        let inputs = turn_inputs(rec, &game).ok()?;
+        events.clear();
+        game.step_with_events(&inputs, &mut events);
+        played += 1;
+    }
+    Some((params, map, initial, replay.turns.get(..played)?))
 }
 
 /// One frame: the state after turn `t` (played from `rec`) with what happened in it.
