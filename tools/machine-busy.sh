@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs a command and then prints how busy the whole machine was while it ran: busy and idle
 # core-seconds from /proc/stat before and after (user, system and idle jiffies of every CPU).
-# A sandboxed bot's CPU does not reach the command's own rusage (`/usr/bin/time`), so this is
+# A sandboxed bot's CPU reaches the command's own rusage (`/usr/bin/time`) only in part: this is
 # how BENCHMARKS.md tells the farm's cost from idle cores. The line goes to standard error,
 # after everything the command printed; exits with the command's status.
 #
