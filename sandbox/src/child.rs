@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::os::fd::RawFd;
 use std::ptr;
 
+use super::cgroup::Join;
 use super::rawsys;
 
 /// Where the child failed; sent with errno over the CLOEXEC error pipe.
@@ -82,8 +83,8 @@ pub(crate) struct InitPlan {
     pub clone_flags: libc::c_long,
     /// Where the init writes the bot's raw wait status (4 bytes, native endian).
     pub status_w: RawFd,
-    /// `cgroup.procs` files to join (write "0").
-    pub cgroup_procs: Vec<RawFd>,
+    /// The bot's cgroups, joined by the bot before its exec ([`spawn_bot`], [`exec_bot`]).
+    pub cgroups: Join,
     pub mounts: Vec<MountOp>,
     /// After the mounts: give the bot full access below this path (the fresh tmpfs scratch,
     /// a new inode the parent could not name in its landlock ruleset), with this access mask.
@@ -257,13 +258,35 @@ pub(crate) unsafe fn start(plan: &ChildPlan, init_stack: Option<&ChildStack>) ->
     ret as libc::pid_t
 }
 
-/// The bot's clone (see [`start`]); in the init, or in the worker without one.
+/// The bot's clone (see [`start`]); in the init, or in the worker without one. With a cgroup v2
+/// to join, the bot is cloned into it (see [`Join`]); where the kernel refuses that, it is
+/// cloned as without one and joins by writing to its `cgroup.procs`.
 unsafe fn spawn_bot(plan: &ChildPlan) -> rawsys::Ret {
+    let arg = (plan as *const ChildPlan).cast_mut().cast();
+    let v2_dir = plan
+        .init
+        .as_ref()
+        .and_then(|i| i.cgroups.v2)
+        .map(|(dir, _)| dir);
+    if let Some(dir) = v2_dir {
+        let args = rawsys::CloneArgs {
+            flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | rawsys::CLONE_INTO_CGROUP,
+            exit_signal: libc::SIGCHLD as u64,
+            stack: plan.bot_stack.base as u64,
+            stack_size: plan.bot_stack.len as u64,
+            cgroup: dir as u64,
+            ..Default::default()
+        };
+        let ret = rawsys::clone3_on(&args, bot_entry_in_v2, arg);
+        if ret >= 0 {
+            return ret;
+        }
+    }
     rawsys::clone_on(
         (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as libc::c_long,
         plan.bot_stack.top(),
         bot_entry,
-        (plan as *const ChildPlan).cast_mut().cast(),
+        arg,
     )
 }
 
@@ -281,7 +304,13 @@ unsafe extern "C" fn init_entry(arg: *mut c_void) -> ! {
 
 unsafe extern "C" fn bot_entry(arg: *mut c_void) -> ! {
     rawsys::default_signal_handlers(0);
-    exec_bot(&*(arg as *const ChildPlan))
+    exec_bot(&*(arg as *const ChildPlan), false)
+}
+
+/// As [`bot_entry`], for a bot cloned into its cgroup v2.
+unsafe extern "C" fn bot_entry_in_v2(arg: *mut c_void) -> ! {
+    rawsys::default_signal_handlers(0);
+    exec_bot(&*(arg as *const ChildPlan), true)
 }
 
 /// Report the failed stage and its errno (`ret` is the call's `-errno`) and exit.
@@ -301,11 +330,13 @@ unsafe fn check(err_w: RawFd, stage: Stage, ret: rawsys::Ret) {
     }
 }
 
-unsafe fn exec_bot(p: &ChildPlan) -> ! {
+/// `in_v2`: the clone started in the bot's cgroup v2 already.
+unsafe fn exec_bot(p: &ChildPlan, in_v2: bool) -> ! {
     // Join the bot's cgroups here, not in the init: the init shares the worker's memory, and a
     // cgroup's out-of-memory killer that picked it would kill every process sharing that memory.
     if let Some(init) = &p.init {
-        for fd in &init.cgroup_procs {
+        let v2_procs = init.cgroups.v2.filter(|_| !in_v2).map(|(_, procs)| procs);
+        for fd in init.cgroups.tasks.iter().chain(v2_procs.as_ref()) {
             let ret = rawsys::write(*fd, b"0".as_ptr(), 1);
             check(
                 p.err_w,

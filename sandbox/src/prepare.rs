@@ -386,11 +386,7 @@ fn init_plan(
     Ok(InitPlan {
         clone_flags: if full { namespaces as libc::c_long } else { 0 },
         status_w: status_w.as_raw_fd(),
-        cgroup_procs: res
-            .cgroups
-            .as_ref()
-            .map(|c| c.procs_fds())
-            .unwrap_or_default(),
+        cgroups: res.cgroups.as_ref().map(|c| c.join()).unwrap_or_default(),
         landlock_after_mount,
         mounts,
         pid_namespace: full,

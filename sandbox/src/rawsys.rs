@@ -102,6 +102,78 @@ pub(crate) unsafe fn clone_on(
     ret
 }
 
+/// `clone3`'s `struct clone_args` (its second version, with `cgroup`: Linux 5.7).
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct CloneArgs {
+    pub flags: u64,
+    pub pidfd: u64,
+    pub child_tid: u64,
+    pub parent_tid: u64,
+    pub exit_signal: u64,
+    /// The lowest address of the child's stack.
+    pub stack: u64,
+    pub stack_size: u64,
+    pub tls: u64,
+    pub set_tid: u64,
+    pub set_tid_size: u64,
+    /// With [`CLONE_INTO_CGROUP`]: a file descriptor of the cgroup v2 directory to start in.
+    pub cgroup: u64,
+}
+
+/// Start the child in the cgroup v2 directory `CloneArgs::cgroup` (libc's constant is a
+/// deprecated `c_int` that overflows).
+pub(crate) const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `clone3(args)`, as [`clone_on`]: the child calls `entry(arg)` on the stack `args` gives (the
+/// kernel starts it at `stack + stack_size`) and never returns from it. Returns the child's pid
+/// in the parent, or `-errno` (`-ENOSYS` where `clone3` is missing or filtered, as container
+/// runtimes' seccomp profiles do).
+///
+/// # Safety
+/// As [`clone_on`]: the stack must be a 16-byte aligned mapping that stays alive as long as the
+/// child runs on it, and `entry` must be safe to run there.
+pub(crate) unsafe fn clone3_on(
+    args: &CloneArgs,
+    entry: unsafe extern "C" fn(*mut c_void) -> !,
+    arg: *mut c_void,
+) -> Ret {
+    let ret: c_long;
+    #[cfg(target_arch = "x86_64")]
+    std::arch::asm!(
+        "syscall",
+        "test rax, rax",
+        "jnz 2f",
+        "xor ebp, ebp",
+        "mov rdi, r12",
+        "call r13",
+        "ud2",
+        "2:",
+        inlateout("rax") libc::SYS_clone3 => ret,
+        in("rdi") args as *const CloneArgs, in("rsi") std::mem::size_of::<CloneArgs>(),
+        in("r12") arg, in("r13") entry,
+        lateout("rcx") _, lateout("r11") _,
+        options(nostack),
+    );
+    #[cfg(target_arch = "aarch64")]
+    std::arch::asm!(
+        "svc 0",
+        "cbnz x0, 2f",
+        "mov x29, xzr",
+        "mov x30, xzr",
+        "mov x0, x19",
+        "blr x20",
+        "brk #0",
+        "2:",
+        in("x8") libc::SYS_clone3,
+        inlateout("x0") args as *const CloneArgs => ret,
+        in("x1") std::mem::size_of::<CloneArgs>(),
+        in("x19") arg, in("x20") entry,
+        options(nostack),
+    );
+    ret
+}
+
 pub(crate) unsafe fn write(fd: c_int, buf: *const u8, len: usize) -> Ret {
     sys(libc::SYS_write, fd as _, buf as _, len as _, 0, 0)
 }
