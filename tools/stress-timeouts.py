@@ -16,7 +16,10 @@ database) plays at the same time:
 
 plus an outside CPU hog (`yes >/dev/null`) for the whole run. Then it reads every replay, log and
 match record, counts bot-turns and timeouts, and classifies each timeout as spurious (the bot's
-own demand, known from its kind, is at most 60% of its limit) or deserved (kind `slow`).
+own demand, known from its kind, is at most 60% of its limit) or deserved (kind `slow`). It also
+lists over-charged turns (turns of the fast, sleep and burn Bomberman bots charged more than 5 ms
+of CPU above their demand, timed out or not) and the `cpu-anomaly` lines the burn bots write when their own thread clock saw
+time the burn does not account for.
 
     python3 tools/stress-timeouts.py --bot-turns 40000        # quick run, ~3 minutes
     python3 tools/stress-timeouts.py --bot-turns 1000000      # the full run
@@ -64,6 +67,12 @@ PROBOJ_DEMAND_MS = {"sleep": 3.0, "burn": 25.0, "think": 150.0, "ponder": 16.0}
 PROBOJ_TIMEOUT_S = 1.0
 PROBOJ_ROUNDS = 40
 # 钳王 players: name -> code file; move limit 2000 ms.
+# A turn charged more than this much CPU above its bot's demand is listed as over-charged.
+OVER_MS = 5.0
+# ... for the kinds whose CPU per turn is their demand: not `slow` (eliminated at turn 1) nor
+# `ponder` (its helper thread spins between the SIGCONT and the main thread's read, by design
+# charged to it; BENCHMARKS.md "Fairness").
+OVER_KINDS = ("fast", "sleep", "burn")
 QW_PLAYERS = {"quick0": "quick.js", "quick1": "quick.js", "burn0": "burn.js", "burn1": "burn.js"}
 
 
@@ -151,6 +160,11 @@ class Stress:
         # Closest calls: turns of bots that are never too slow, by the time charged (the `late`
         # breakdown exists for turns whose wall time reached the limit).
         self.closest = []  # heap of (charged_us, seq, record)
+        # Over-charged CPU: turns whose CPU (all the bot's threads, as the farm read it) is more
+        # than OVER_MS above the bot's own demand, counted, the 10 largest kept; and every
+        # `cpu-anomaly` line the burn bots wrote (stress_burn.cpp checks its own clock).
+        self.over = {"count": 0, "top": []}  # top: heap of (excess_us, seq, record)
+        self.anomalies = []
         self.seq = 0
         self.errors = []
 
@@ -298,6 +312,11 @@ class Stress:
             r = json.loads(gzip.open(f).read())
             res = r.get("result", r)
             names = res.get("names") or r.get("names")
+            for seat, tail in enumerate(r.get("stderr_tails") or []):
+                for ln in (tail or "").splitlines():
+                    if ln.startswith("cpu-anomaly"):
+                        with self.lock:
+                            self.anomalies.append(f"{f.name} {names[seat]}: {ln}")
             timing = res.get("timing") or r.get("timing") or {}
             for seat, name in enumerate(names):
                 t = timing.get(f"bot_{seat}") or {}
@@ -321,6 +340,17 @@ class Stress:
                                     heapq.heappush(self.closest, item)
                                 else:
                                     heapq.heappushpop(self.closest, item)
+                    demand_us = BOMBER_KINDS.get(kind, (0, 0, 1e9))[2] * 1000
+                    excess = pt.get("cpu_us", 0) - demand_us
+                    if pt.get("turn", 0) > 0 and kind in OVER_KINDS and excess > OVER_MS * 1000:
+                        with self.lock:
+                            self.seq += 1
+                            self.over["count"] += 1
+                            item = (excess, self.seq, rec)
+                            if len(self.over["top"]) < 10:
+                                heapq.heappush(self.over["top"], item)
+                            else:
+                                heapq.heappushpop(self.over["top"], item)
                     if pt.get("met", True) is False:
                         self.count_timeout("bomberman", kind, BOMBER_KINDS.get(kind, (0, 0, 1e9))[2],
                                            2000 if pt.get("turn", 0) == 0 else limit_ms, rec)
@@ -550,6 +580,12 @@ class Stress:
         lines += [row(r) for _, _, r in sorted(self.slowest, key=lambda x: -x[0])]
         lines += ["", "10 closest calls: turns of bots that are never too slow, most time charged (µs):", header]
         lines += [row(r) for _, _, r in sorted(self.closest, key=lambda x: -x[0])]
+        over = [r for _, _, r in sorted(self.over["top"], key=lambda x: -x[0])]
+        lines += ["", f"over-charged CPU: {self.over['count']} Bomberman turns (turn >= 1) charged more than "
+                  f"{OVER_MS:g} ms of CPU above their bot's demand; the largest (µs):", header]
+        lines += [row(r) for r in over]
+        lines += ["", f"cpu-anomaly lines of the burn bots (their own clock): {len(self.anomalies)}"]
+        lines += ["  " + a for a in self.anomalies[:20]]
         spur = [t for t in self.timeouts if t["spurious"]]
         if spur:
             lines += ["", f"spurious timeouts (first 20 of {len(spur)}):"]
@@ -565,6 +601,7 @@ class Stress:
             "load_end": self.load_end, "totals": tot, "per_game": self.tally,
             "slowest": [r for _, _, r in sorted(self.slowest, key=lambda x: -x[0])],
             "closest": [r for _, _, r in sorted(self.closest, key=lambda x: -x[0])],
+            "over_charged": {"count": self.over["count"], "largest": over}, "anomalies": self.anomalies,
             "timeouts": self.timeouts, "problems": self.errors}, indent=1, ensure_ascii=False))
         print(text)
         if self.errors:
