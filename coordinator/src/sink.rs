@@ -79,31 +79,31 @@ pub async fn pump<T: Transport, S: Sink<T>>(
         if idle && sink.exhausted() {
             return Ok(());
         }
-        let batch = match idle {
-            true => None,
+        let event = match idle {
+            true => Event::Outside(sink.outside().await),
             // next_batch is cancel-safe: an outside event while waiting loses no report.
             false => tokio::select! {
-                b = flights.next_batch() => Some(b?),
-                o = sink.outside() => match o {
-                    Outside::More => continue,
-                    Outside::Stop => {
-                        sink.stopped();
-                        return Ok(());
-                    }
-                },
+                b = flights.next_batch() => Event::Reports(b?),
+                o = sink.outside() => Event::Outside(o),
             },
         };
-        match batch {
-            Some(Some(batch)) => sink.take(batch, flights).await?,
-            Some(None) => return sink.stranded(flights),
-            None => {
-                if sink.outside().await == Outside::Stop {
-                    sink.stopped();
-                    return Ok(());
-                }
+        match event {
+            Event::Reports(Some(batch)) => sink.take(batch, flights).await?,
+            Event::Reports(None) => return sink.stranded(flights),
+            Event::Outside(Outside::More) => {}
+            Event::Outside(Outside::Stop) => {
+                sink.stopped();
+                return Ok(());
             }
         }
     }
+}
+
+/// What the loop waited for: reports (`None`: the transport ended with jobs in flight), or
+/// something outside.
+enum Event {
+    Reports(Option<Vec<Arrival>>),
+    Outside(Outside),
 }
 
 #[cfg(test)]
