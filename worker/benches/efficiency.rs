@@ -1,10 +1,11 @@
 //! The farm's efficiency on CPU-hungry bots (issue 15, item 3): `SLOTS` real referee matches at
-//! a time (as an embedded worker with one slot per core plays them), each between two bots that
-//! burn `BURN_US` of CPU per turn against the rules' 50 ms deadline (`bots/test/cpu40.cpp`),
+//! a time (as an embedded worker with one slot per core plays them), each between `PLAYERS` (2)
+//! bots that burn `BURN_US` of CPU per turn against the rules' 50 ms deadline (`bots/test/cpu40.cpp`),
 //! under the default scheme (SIGSTOP between turns, core tokens = cores, fair clock, full
 //! sandbox when root). Efficiency = the bots' CPU time (as the replays record it) over
 //! cores × wall time of the whole run, start-up and teardown included. Prints figures only.
-//! Run: `cargo bench -p worker --bench efficiency` (EFFICIENCY_MATCHES, EFFICIENCY_BURN_US).
+//! Run: `cargo bench -p worker --bench efficiency` (EFFICIENCY_MATCHES, EFFICIENCY_BURN_US,
+//! EFFICIENCY_PLAYERS).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -36,6 +37,7 @@ fn main() {
         .map(|n| n.get())
         .unwrap_or(1);
     let matches = env_or("EFFICIENCY_MATCHES", 2 * cores as u64) as usize;
+    let players = env_or("EFFICIENCY_PLAYERS", 2).clamp(2, 10) as usize;
     let cfg = SandboxConfig::default();
     let tokens = CoreTokens::default_for_host();
     let next = AtomicUsize::new(0);
@@ -50,7 +52,7 @@ fn main() {
                 if m >= matches {
                     return;
                 }
-                let seats = (0..2)
+                let seats = (0..players)
                     .map(|i| Seat {
                         name: format!("C{i}"),
                         hash: String::new(),
@@ -79,7 +81,7 @@ fn main() {
     let wall = started.elapsed().as_secs_f64();
     let cpu = cpu_us.load(Ordering::SeqCst) as f64 / 1e6;
     println!(
-        "efficiency: {matches} matches, {cores} at a time, 2 bots burning {} ms/turn: {} bot-turns, {} deadline misses, bots' CPU {cpu:.2} s over {cores} cores x {wall:.2} s wall = {:.1}%",
+        "efficiency: {matches} matches, {cores} at a time, {players} bots burning {} ms/turn: {} bot-turns, {} deadline misses, bots' CPU {cpu:.2} s over {cores} cores x {wall:.2} s wall = {:.1}%",
         burn_us / 1000,
         bot_turns.load(Ordering::SeqCst),
         misses.load(Ordering::SeqCst),
