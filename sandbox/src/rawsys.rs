@@ -65,6 +65,19 @@ pub(crate) unsafe fn clone_on(
     entry: unsafe extern "C" fn(*mut c_void) -> !,
     arg: *mut c_void,
 ) -> Ret {
+    start_child(libc::SYS_clone, flags, stack_top as c_long, entry, arg)
+}
+
+/// System call `nr` (`clone` or `clone3`) with its first two arguments (the rest 0); in the
+/// child (a return of 0) call `entry(arg)` on the stack the call gave it, with no frame above.
+#[inline(always)]
+unsafe fn start_child(
+    nr: c_long,
+    a0: c_long,
+    a1: c_long,
+    entry: unsafe extern "C" fn(*mut c_void) -> !,
+    arg: *mut c_void,
+) -> Ret {
     let ret: c_long;
     #[cfg(target_arch = "x86_64")]
     std::arch::asm!(
@@ -77,8 +90,8 @@ pub(crate) unsafe fn clone_on(
         "call r13",
         "ud2",
         "2:",
-        inlateout("rax") libc::SYS_clone => ret,
-        in("rdi") flags, in("rsi") stack_top, in("rdx") 0, in("r10") 0, in("r8") 0,
+        inlateout("rax") nr => ret,
+        in("rdi") a0, in("rsi") a1, in("rdx") 0, in("r10") 0, in("r8") 0,
         in("r12") arg, in("r13") entry,
         lateout("rcx") _, lateout("r11") _,
         options(nostack),
@@ -93,9 +106,9 @@ pub(crate) unsafe fn clone_on(
         "blr x20",
         "brk #0",
         "2:",
-        in("x8") libc::SYS_clone,
-        inlateout("x0") flags => ret,
-        in("x1") stack_top, in("x2") 0, in("x3") 0, in("x4") 0,
+        in("x8") nr,
+        inlateout("x0") a0 => ret,
+        in("x1") a1, in("x2") 0, in("x3") 0, in("x4") 0,
         in("x19") arg, in("x20") entry,
         options(nostack),
     );
@@ -138,40 +151,14 @@ pub(crate) unsafe fn clone3_on(
     entry: unsafe extern "C" fn(*mut c_void) -> !,
     arg: *mut c_void,
 ) -> Ret {
-    let ret: c_long;
-    #[cfg(target_arch = "x86_64")]
-    std::arch::asm!(
-        "syscall",
-        "test rax, rax",
-        "jnz 2f",
-        "xor ebp, ebp",
-        "mov rdi, r12",
-        "call r13",
-        "ud2",
-        "2:",
-        inlateout("rax") libc::SYS_clone3 => ret,
-        in("rdi") args as *const CloneArgs, in("rsi") std::mem::size_of::<CloneArgs>(),
-        in("r12") arg, in("r13") entry,
-        lateout("rcx") _, lateout("r11") _,
-        options(nostack),
-    );
-    #[cfg(target_arch = "aarch64")]
-    std::arch::asm!(
-        "svc 0",
-        "cbnz x0, 2f",
-        "mov x29, xzr",
-        "mov x30, xzr",
-        "mov x0, x19",
-        "blr x20",
-        "brk #0",
-        "2:",
-        in("x8") libc::SYS_clone3,
-        inlateout("x0") args as *const CloneArgs => ret,
-        in("x1") std::mem::size_of::<CloneArgs>(),
-        in("x19") arg, in("x20") entry,
-        options(nostack),
-    );
-    ret
+    let size = std::mem::size_of::<CloneArgs>() as c_long;
+    start_child(
+        libc::SYS_clone3,
+        args as *const CloneArgs as c_long,
+        size,
+        entry,
+        arg,
+    )
 }
 
 pub(crate) unsafe fn write(fd: c_int, buf: *const u8, len: usize) -> Ret {

@@ -14,17 +14,6 @@ use std::time::Duration;
 use common::*;
 use sandbox::{Bot, CoreTokens, HostSupport, SandboxMode};
 
-/// `(hierarchy, path)` of every cgroup `pid` is in (`/proc/<pid>/cgroup`; the v2 hierarchy's
-/// name is empty).
-fn cgroups_of(pid: i32) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("cgroups");
-    text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .filter_map(|(_, rest)| rest.split_once(':'))
-        .map(|(h, p)| (h.to_string(), p.to_string()))
-        .collect()
-}
-
 /// Start a bot in the full sandbox and check where it is: its own `matchfarm/bot-<hex>` cgroup
 /// in each of memory, pids, cpuacct, cpu and v2 (those this host has), one name for all.
 fn check_bot_joins_every_hierarchy(how: &str) {
@@ -37,7 +26,7 @@ fn check_bot_joins_every_hierarchy(how: &str) {
     b.exchange(0, &turn_input(0), Duration::from_secs(5))
         .expect("an answer");
     let pid = b.pid().expect("the bot's pid");
-    let cgroups = cgroups_of(pid);
+    let cgroups = cgroups_of(&pid.to_string());
     let mut expected = vec![
         ("memory", host.cg_memory.is_some()),
         ("pids", host.cg_pids.is_some()),

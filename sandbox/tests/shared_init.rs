@@ -27,16 +27,6 @@ fn parent_of(pid: i32) -> i32 {
         .unwrap()
 }
 
-/// `(hierarchy, path)` of every cgroup `pid` is in (`/proc/<pid>/cgroup`).
-fn cgroups_of(pid: &str) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("cgroups");
-    text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .filter_map(|(_, rest)| rest.split_once(':'))
-        .map(|(h, p)| (h.to_string(), p.to_string()))
-        .collect()
-}
-
 static CAUGHT: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn count_signal(_: libc::c_int) {

@@ -14,6 +14,17 @@ use shared::Fault;
 
 pub use support::*;
 
+/// `(hierarchy, path)` of every cgroup `pid` is in (`/proc/<pid>/cgroup`; `pid` may be `self`;
+/// the v2 hierarchy's name is empty).
+pub fn cgroups_of(pid: &str) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("cgroups");
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter_map(|(_, rest)| rest.split_once(':'))
+        .map(|(h, p)| (h.to_string(), p.to_string()))
+        .collect()
+}
+
 /// The flags the worker's compile cache compiles every bot with.
 const FLAGS: [&str; 2] = ["-std=c++20", "-O2"];
 
