@@ -5,7 +5,7 @@
 //! (4-9 ms on this host, on the start's critical path, and every other cgroup operation of the
 //! host queues behind it on `cgroup_mutex`): it is cloned straight into its v2 cgroup
 //! (`CLONE_INTO_CGROUP`) and writes "0" to each v1 `tasks` file, which moves only the calling
-//! thread, its only one (see [`Join`]).
+//! thread, its only one (see `Join`).
 //!
 //! Ownership is a lock, never a pid: each bot cgroup is `matchfarm/bot-<32 hex>` in every
 //! hierarchy, and its creator holds an exclusive flock on the cgroup's directory (flock works on
