@@ -17,7 +17,8 @@ replay, and rates the bots with Bradley-Terry.\n\nStart with `farm play` for one
 for a tournament (embedded by default; add --broker for a cluster)."
 )]
 struct Cli {
-    /// What to log on stderr: a tracing filter such as `info`, `warn,worker=debug`.
+    /// What to log on stderr: a tracing filter such as `info`, `warn,worker=debug`. The
+    /// RabbitMQ client's own events are off unless the filter names it (`warn,lapin=debug`).
     #[arg(
         long,
         global = true,
