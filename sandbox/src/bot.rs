@@ -241,6 +241,16 @@ impl Bot {
         result
     }
 
+    /// Send SIGKILL to every process of this bot now, without waiting for them to end. A match
+    /// that ends kills all its bots first and then [`finish`](Self::finish)es each, so the
+    /// kernel tears their processes and pid namespaces down side by side instead of one bot
+    /// after another. `finish` still kills, reaps and verifies.
+    pub fn kill(&self) {
+        if let Some(p) = &self.proc_ {
+            p.kill_now();
+        }
+    }
+
     /// Kill every process of this bot, reap, remove its folder and cgroups, verify that nothing
     /// is left, and hand back what the replay needs.
     pub fn finish(mut self) -> BotReport {

@@ -210,3 +210,54 @@ fn stderr_is_kept_bounded() {
     );
     assert!(r.stderr_tail.len() < 200);
 }
+
+/// Whether `pid` has ended (gone, or a zombie waiting to be reaped).
+fn ended(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the command name's closing parenthesis.
+        Ok(s) => s
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// A match's end kills all its bots first (`Bot::kill`) and then finishes each: the kill alone
+/// ends every bot, one stopped between turns and one pondering included, and the finish that
+/// follows still reaps, removes and finds nothing left.
+#[test]
+fn killing_every_bot_first_ends_them_and_finish_leaves_nothing() {
+    for cfg in modes() {
+        let tokens = CoreTokens::new(2);
+        let mut bots: Vec<Bot> = ["answer", "ponder", "answer"]
+            .iter()
+            .enumerate()
+            .map(|(seat, name)| Bot::spawn(&bot("test", name), &cfg, &tokens, seat).unwrap())
+            .collect();
+        for b in &mut bots {
+            b.exchange(0, &turn_input(0), deadline(0)).unwrap();
+        }
+        let pids: Vec<i32> = bots.iter().map(|b| b.pid().unwrap()).collect();
+        for b in &bots {
+            b.kill();
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !pids.iter().all(|&p| ended(p)) {
+            assert!(
+                std::time::Instant::now() < until,
+                "{:?}: bots {pids:?} still run 10 s after kill()",
+                cfg.mode
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        for b in bots {
+            let r = b.finish();
+            assert!(r.leftovers.is_empty(), "{:?}: {:?}", cfg.mode, r.leftovers);
+            assert_eq!(r.timing.turns, 1, "{:?}", cfg.mode);
+        }
+        for pid in pids {
+            assert!(!exists(pid), "{:?}: process {pid} survived", cfg.mode);
+            assert!(!exists(-pid), "{:?}: group {pid} survived", cfg.mode);
+        }
+    }
+}

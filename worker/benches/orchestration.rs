@@ -112,6 +112,9 @@ fn main() {
                     .map(|slot| Bot::spawn(&BotCommand::new(exe.clone()), &cfg, &tokens, slot))
                     .collect::<Result<_, _>>()
                     .expect("bots start");
+                for b in &bots {
+                    b.kill();
+                }
                 for b in bots {
                     b.finish();
                 }

@@ -388,6 +388,10 @@ impl Seats {
     /// Stop every bot; their stderr tails and per-turn timing, by seat, for the replay (the
     /// turns as value lists, [`turn_timing::columnar`]).
     fn finish(mut self) -> (Vec<String>, serde_json::Value) {
+        // Kill them all first: their exits overlap while each is reaped and checked in turn.
+        for b in self.bots.iter().flatten() {
+            b.kill();
+        }
         for p in 0..self.bots.len() {
             self.stop(p);
         }

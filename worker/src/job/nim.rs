@@ -115,6 +115,9 @@ pub(super) fn play(
         Some(f) => 1 - f.seat,
         None => 1 - record.moves.len() % nim::SEATS,
     };
+    for bot in bots.iter().flatten() {
+        bot.kill();
+    }
     for (slot, bot) in bots.into_iter().enumerate() {
         if let Ok(bot) = bot {
             let report = bot.finish();
