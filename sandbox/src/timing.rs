@@ -82,27 +82,6 @@ pub fn fair_charge(elapsed: Duration, waited: Duration, host: Duration, cpu: Dur
         .min(elapsed)
 }
 
-/// The CPU time of a turn that [`fair_charge`] may count: what all the bot's threads used
-/// (`cpu`), but at most what its main thread could have run in the turn (`span` of wall time
-/// less its run-queue wait `main_waited`) plus what the other threads used (`cpu` less the
-/// main thread's `main_cpu`). One thread cannot compute longer than the wall time it was not
-/// waiting for a core, so this takes nothing a bot used; it takes out a scheduler clock that
-/// ran ahead of real time (on this VM a thread's CPU clock was seen to advance 1.2–12.7 ms
-/// within microseconds of wall time, BENCHMARKS.md, issue 21). A helper thread's CPU counts in
-/// full. Clocks that could not be read are zeros, and then nothing is taken out.
-pub fn cpu_within_wall(
-    cpu: Duration,
-    main_cpu: Duration,
-    main_waited: Duration,
-    span: Duration,
-) -> Duration {
-    let others = cpu.saturating_sub(main_cpu);
-    if main_cpu.is_zero() {
-        return cpu;
-    }
-    cpu.min(span.saturating_sub(main_waited).saturating_add(others))
-}
-
 /// Threads listed in [`LateTurn::states`].
 pub const MAX_THREADS: usize = 8;
 
@@ -350,37 +329,6 @@ mod tests {
         assert_eq!(fair_charge(ms(60), ms(0), ms(0), ms(1)), ms(60));
         // Never more than the wall time (a helper thread on a second core).
         assert_eq!(fair_charge(ms(40), ms(0), ms(0), ms(70)), ms(40));
-    }
-
-    /// Issue 21: the scheduler clock of this VM jumps ahead of real time (a probe saw a
-    /// thread's CPU clock advance 1.2–5.0 ms within 1–2 µs of wall time; a burn bot's own loop
-    /// once saw 12.7 ms). A one-thread bot that computed 45 of its 50 ms, waited 8 ms for a
-    /// core and met such a jump read 57.7 ms of CPU in 56 ms of wall time: charged 56 ms, a
-    /// timeout, before its CPU was bounded by the wall time its thread could have run.
-    #[test]
-    fn a_clock_jump_on_one_thread_is_not_charged_but_helper_threads_are() {
-        let us = Duration::from_micros;
-        let (limit, wall, waited) = (us(50_000), us(56_000), us(8_000));
-        let measured = us(45_000 + 12_700);
-        // Before: the jump is charged, and the bot times out.
-        assert!(fair_charge(wall, waited, Duration::ZERO, measured) >= limit);
-        // One thread: all of the CPU is the main thread's.
-        let cpu = cpu_within_wall(measured, measured, waited, wall);
-        assert_eq!(cpu, us(48_000));
-        assert!(fair_charge(wall, waited, Duration::ZERO, cpu) < limit);
-        // A helper thread's 25 ms beside a main thread's 30 ms count in full: a timeout.
-        let cpu = cpu_within_wall(us(55_000), us(30_000), waited, wall);
-        assert_eq!(cpu, us(55_000));
-        assert!(fair_charge(wall, waited, Duration::ZERO, cpu) >= limit);
-        // A one-thread bot that really computes past its limit still times out.
-        let cpu = cpu_within_wall(us(60_000), us(60_000), us(1_000), us(61_500));
-        assert_eq!(cpu, us(60_000));
-        assert!(fair_charge(us(61_500), us(1_000), Duration::ZERO, cpu) >= limit);
-        // Unreadable main-thread clocks take nothing out.
-        assert_eq!(
-            cpu_within_wall(measured, Duration::ZERO, Duration::ZERO, wall),
-            measured
-        );
     }
 
     #[test]

@@ -53,20 +53,19 @@ impl Waits {
         }
     }
 
-    /// (bot's main thread, worker thread) run-queue wait since `start`, ns.
-    fn split(&self, bot: &Bot) -> (u64, u64) {
-        if self.me0.is_none() {
-            return (0, 0);
-        }
-        (bot.waited_ns().saturating_sub(self.bot0), self.mine())
+    /// Nanoseconds of run-queue wait (bot + worker thread) since `start`.
+    fn since(&self, bot: &Bot) -> u64 {
+        let (bot_ns, mine) = self.split(bot);
+        bot_ns + mine
     }
 
-    /// The worker thread's run-queue wait since `start`, ns.
-    fn mine(&self) -> u64 {
-        let Some(me0) = self.me0 else { return 0 };
-        current_thread_waited_ns()
+    /// (bot's main thread, worker thread) run-queue wait since `start`, ns.
+    fn split(&self, bot: &Bot) -> (u64, u64) {
+        let Some(me0) = self.me0 else { return (0, 0) };
+        let mine = current_thread_waited_ns()
             .unwrap_or(me0)
-            .saturating_sub(me0)
+            .saturating_sub(me0);
+        (bot.waited_ns().saturating_sub(self.bot0), mine)
     }
 }
 
@@ -90,8 +89,6 @@ struct TurnClocks<'a> {
     t0: Instant,
     cpu0: u64,
     waits: &'a Waits,
-    /// The bot's main-thread clocks at the start.
-    main0: MainStart,
     /// The turn's own limit (past it, a time bank pays).
     limit: Duration,
     /// When the bot times out (the limit plus what its bank holds).
@@ -165,7 +162,6 @@ impl Bot {
             t0,
             cpu0,
             waits: &waits,
-            main0,
             limit,
             deadline,
             host: Cell::new(Duration::ZERO),
@@ -251,23 +247,8 @@ impl Bot {
     /// The fair charge of the turn so far ([`fair_charge`]), `elapsed` into it. The host's
     /// time is looked up only when the waits alone do not bring the charge under the limit.
     fn fair_charge_now(&self, elapsed: Duration, c: &TurnClocks) -> Duration {
-        // One read of the main thread's clocks: its run-queue wait (counted only with the fair
-        // clock) and its CPU time.
-        let (main_cpu, main_waited) = self.main_sched();
-        let bot_waited = match c.waits.me0 {
-            Some(_) => main_waited.saturating_sub(c.main0.waited_ns),
-            None => 0,
-        };
-        let waited = Duration::from_nanos(bot_waited + c.waits.mine());
+        let waited = Duration::from_nanos(c.waits.since(self));
         let cpu = Duration::from_nanos(self.cpu_ns().saturating_sub(c.cpu0));
-        // The wall time the clocks just read cover (a little more than `elapsed`).
-        let span = c.t0.elapsed();
-        let cpu = timing::cpu_within_wall(
-            cpu,
-            Duration::from_nanos(main_cpu.saturating_sub(c.main0.cpu_ns)),
-            Duration::from_nanos(bot_waited),
-            span,
-        );
         let mut charged = fair_charge(elapsed, waited, Duration::ZERO, cpu);
         if charged >= c.limit {
             let cpus: Vec<usize> = [
