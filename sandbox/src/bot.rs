@@ -328,13 +328,10 @@ fn wait_until_blocked(pid: i32, grace: Duration) {
     let until = Instant::now() + grace;
     let path = format!("/proc/{pid}/stat");
     while Instant::now() < until {
-        let Ok(stat) = std::fs::read_to_string(&path) else {
+        let Ok(stat) = std::fs::read(&path) else {
             return;
         };
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next());
-        match state {
+        match crate::timing::stat_state(&stat) {
             Some('S') | Some('T') | Some('t') | Some('Z') | Some('X') | None => return,
             _ => std::thread::sleep(Duration::from_micros(100)),
         }

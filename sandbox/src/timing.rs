@@ -118,7 +118,7 @@ pub(crate) fn state_of(pid: i32) -> Option<char> {
     stat_state(&std::fs::read(format!("/proc/{pid}/stat")).ok()?)
 }
 
-fn stat_state(stat: &[u8]) -> Option<char> {
+pub(crate) fn stat_state(stat: &[u8]) -> Option<char> {
     let close = stat.iter().rposition(|&b| b == b')')?;
     stat.get(close + 1..)?
         .iter()

@@ -213,13 +213,7 @@ fn stderr_is_kept_bounded() {
 
 /// Whether `pid` has ended (gone, or a zombie waiting to be reaped).
 fn ended(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        // The state follows the command name's closing parenthesis.
-        Ok(s) => s
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
+    matches!(state(pid), None | Some('Z'))
 }
 
 /// A match's end kills all its bots first (`Bot::kill`) and then finishes each: the kill alone

@@ -46,12 +46,6 @@ fn kill_and_reap(mut child: Child) {
     let _ = child.wait();
 }
 
-/// `/proc/<pid>/stat` state letter.
-fn state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
 /// Wait until nothing has `pid` any more (the bot's end was reaped by its parent).
 fn wait_gone(pid: i32) -> bool {
     let until = Instant::now() + Duration::from_secs(5);

@@ -28,6 +28,12 @@ pub fn config(mode: SandboxMode) -> SandboxConfig {
     }
 }
 
+/// The state letter of `pid` in `/proc/<pid>/stat` (R, S, T, Z, ...); None when it is gone.
+pub fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 /// Whether a process (or, with a negative id, a process group) exists.
 pub fn exists(pid: i32) -> bool {
     // SAFETY: signal 0 only checks existence.
