@@ -43,12 +43,14 @@ pub(super) struct Waits {
 }
 
 impl Waits {
-    fn start(bot: &Bot) -> Self {
+    /// The waits at the start of a turn; `bot_waited_ns` is the bot's main-thread run-queue
+    /// wait, read once with its on-CPU time ([`Bot::main_sched`]).
+    fn start(bot: &Bot, bot_waited_ns: u64) -> Self {
         if !bot.cfg.fair_clock {
             return Waits { bot0: 0, me0: None };
         }
         Waits {
-            bot0: bot.waited_ns(),
+            bot0: bot_waited_ns,
             me0: current_thread_waited_ns(),
         }
     }
@@ -150,11 +152,11 @@ impl Bot {
         self.resume();
         let t0 = Instant::now();
         let cpu0 = self.cpu_ns();
-        let (main_cpu0, _) = self.main_sched();
-        let waits = Waits::start(self);
+        let (main_cpu0, main_waited0) = self.main_sched();
+        let waits = Waits::start(self, main_waited0);
         let main0 = MainStart {
             cpu_ns: main_cpu0,
-            waited_ns: waits.bot0,
+            waited_ns: main_waited0,
         };
         let mut charge = None;
         let mut seen = AtDeadline::default();
@@ -438,7 +440,9 @@ impl Bot {
                 Ok(n) => {
                     self.pending.extend_from_slice(&buf[..n]);
                     got = true;
-                    if self.pending.len() > 64 * 1024 {
+                    // A short read emptied the pipe: the read that would say so is saved (one
+                    // syscall a turn); anything written after it is seen by the next poll.
+                    if n < buf.len() || self.pending.len() > 64 * 1024 {
                         return Read::Data;
                     }
                     continue;
