@@ -281,3 +281,46 @@ fn view_writes_one_self_contained_page_and_refuses_a_bad_replay() {
     assert!(e.contains("ranks"), "{e}");
     assert!(!tmp.path().join("bad.html").exists());
 }
+
+/// Bot folders go to `/dev/shm` by default with the full sandbox on a host whose `/dev/shm` is an
+/// exec tmpfs (every start and teardown makes and removes files there), else to `$TMPDIR`; the
+/// start-up log names the folder in force.
+#[test]
+fn bot_folders_default_to_dev_shm_with_the_full_sandbox() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, o, e) = run(farm()
+        .env_remove("FARM_SCRATCH_DIR")
+        .env("TMPDIR", tmp.path())
+        .env("FARM_LOG", "info")
+        .args(["play", "--seed", "3", "--replay"])
+        .arg(tmp.path().join("m.json.gz"))
+        .args(["--bots", "A=bots/test/answer.cpp", "B=bots/test/answer.cpp"]));
+    assert_eq!(code, 0, "{o}{e}");
+    let full = e.contains("sandbox mode full");
+    if std::env::var_os("FARM_REQUIRE_SANDBOX").is_some() {
+        assert!(
+            full,
+            "FARM_REQUIRE_SANDBOX is set but the full sandbox is not in force:\n{e}"
+        );
+    }
+    let named = e
+        .split("folder in ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no folder named in the start-up log:\n{e}"));
+    let facts = sandbox::scratch_root::shm_facts();
+    let shm_usable = facts.is_some_and(|f| {
+        f.tmpfs
+            && !f.noexec
+            && !f.read_only
+            && f.free >= sandbox::scratch_root::MIN_FREE
+            && f.folder != sandbox::scratch_root::Folder::NotOurs
+    });
+    let in_tmpdir = tmp.path().join("matchfarm-scratch");
+    if full && shm_usable {
+        assert_eq!(named, "/dev/shm/matchfarm-scratch", "{e}");
+        assert!(!in_tmpdir.exists(), "bot folders were made in $TMPDIR");
+    } else {
+        assert_eq!(std::path::Path::new(named), in_tmpdir, "{facts:?}: {e}");
+    }
+}

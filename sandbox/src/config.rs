@@ -75,7 +75,8 @@ pub struct SandboxConfig {
     pub stderr_limit: u64,
     /// Where private bot folders are made (one per bot, `bot-<random hex>`, removed at its end;
     /// abandoned ones are swept by their flock). Must be on an exec-able filesystem: the bot's
-    /// program copy runs from there. Default `$TMPDIR/matchfarm-scratch`.
+    /// program copy runs from there. Default `$TMPDIR/matchfarm-scratch`; the farm's command
+    /// line picks [`crate::scratch_root::default_root`] instead.
     pub scratch_root: PathBuf,
     /// Where uid leases (flocked `<uid>.lock` files) live: one host-wide folder shared by every
     /// worker of the host (see the `uids` module). Default [`default_uid_lock_dir`].
@@ -173,7 +174,10 @@ impl SandboxConfig {
             l.open_files,
             l.file_size >> 20
         ));
-        parts.push("own session + process group, empty environment".into());
+        parts.push(format!(
+            "own session + process group, empty environment, folder in {}",
+            self.scratch_root.display()
+        ));
         if mode != SandboxMode::Off {
             match host.landlock_abi {
                 abi if abi > 0 => parts.push(format!(

@@ -44,6 +44,7 @@ pub mod lock;
 pub mod prepare;
 pub mod process;
 pub(crate) mod rawsys;
+pub mod scratch_root;
 pub(crate) mod seccomp;
 pub mod sized_tmpfs;
 pub mod steps;

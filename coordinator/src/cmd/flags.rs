@@ -59,7 +59,9 @@ pub struct SandboxArgs {
     pub cores: Option<usize>,
     /// Where each bot's private folder (its program copy and scratch) is made. Must be on a
     /// filesystem that allows exec (a `noexec` /tmp, as Docker mounts a compose tmpfs, stops
-    /// every bot: the self-test says so). Default: $TMPDIR/matchfarm-scratch.
+    /// every bot: the self-test says so). Default: /dev/shm/matchfarm-scratch when the full
+    /// sandbox is in force and /dev/shm is an exec tmpfs with 256 MiB free (bot start-up and
+    /// teardown make and remove files there), else $TMPDIR/matchfarm-scratch.
     #[arg(long, env = "FARM_SCRATCH_DIR", value_name = "DIR")]
     pub scratch_dir: Option<PathBuf>,
     /// Folder of the per-bot uid leases (flocks). Every worker on one host must share it (mount
@@ -86,6 +88,14 @@ impl SandboxArgs {
     pub fn settings(&self) -> Result<HostSettings> {
         let mut sandbox = self.config()?;
         sandbox.mode = self.sandbox.into();
+        if self.scratch_dir.is_none() {
+            let full = sandbox.effective_mode() == SandboxMode::Full;
+            let (root, why) = sandbox::scratch_root::default_root(full);
+            if let Some(why) = why {
+                tracing::debug!(root = %root.display(), why, "bot folders not on /dev/shm");
+            }
+            sandbox.scratch_root = root;
+        }
         let cores = match self.cores {
             Some(n) => Some(NonZeroUsize::new(n).context("--cores must be positive")?),
             None => None,
