@@ -180,11 +180,7 @@ mod tests {
         let facts = shm_facts().expect("/dev/shm readable");
         let mounts = std::fs::read_to_string("/proc/self/mounts").expect("mount table");
         // The last mount on /dev/shm is the one in force.
-        let Some(line) = mounts
-            .lines()
-            .filter(|l| l.split(' ').nth(1) == Some(SHM))
-            .last()
-        else {
+        let Some(line) = mounts.lines().rfind(|l| l.split(' ').nth(1) == Some(SHM)) else {
             return; // not a mount point of its own here: nothing to compare with
         };
         let fields: Vec<&str> = line.split(' ').collect();

@@ -17,12 +17,16 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The sandbox configuration tests use for `mode`: the production default, except that uid
-/// leases live where older checkouts of this project lease them (`$TMPDIR/matchfarm-scratch/
-/// .uids`), so that test runs of several checkouts on one machine still never share a uid.
+/// The sandbox configuration tests use for `mode`: the production default, bot folders where
+/// the farm's command line puts them by default (`sandbox::scratch_root`: `/dev/shm` in full
+/// mode where it can), except that uid leases live where older checkouts of this project lease
+/// them (`$TMPDIR/matchfarm-scratch/.uids`), so that test runs of several checkouts on one
+/// machine still never share a uid.
 pub fn config(mode: SandboxMode) -> SandboxConfig {
+    let full = mode == SandboxMode::Full;
     SandboxConfig {
         mode,
+        scratch_root: sandbox::scratch_root::default_root(full).0,
         uid_lock_dir: std::env::temp_dir().join("matchfarm-scratch").join(".uids"),
         ..SandboxConfig::default()
     }
