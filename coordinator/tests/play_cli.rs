@@ -309,15 +309,14 @@ fn bot_folders_default_to_dev_shm_with_the_full_sandbox() {
         .and_then(|rest| rest.split(';').next())
         .unwrap_or_else(|| panic!("no folder named in the start-up log:\n{e}"));
     let facts = sandbox::scratch_root::shm_facts();
-    let shm_usable = facts.is_some_and(|f| {
-        f.tmpfs
-            && !f.noexec
-            && !f.read_only
-            && f.free >= sandbox::scratch_root::MIN_FREE
-            && f.folder != sandbox::scratch_root::Folder::NotOurs
-    });
+    let (expected, why) = sandbox::scratch_root::choose(full, facts, tmp.path());
     let in_tmpdir = tmp.path().join("matchfarm-scratch");
-    if full && shm_usable {
+    assert_eq!(
+        std::path::Path::new(named),
+        expected,
+        "{facts:?}, {why:?}: {e}"
+    );
+    if why.is_none() {
         assert_eq!(named, "/dev/shm/matchfarm-scratch", "{e}");
         assert!(!in_tmpdir.exists(), "bot folders were made in $TMPDIR");
     } else {
